@@ -1,0 +1,242 @@
+"""``nexusmem``: the command line. Parse arguments, call one core handler, print the result.
+
+Results go to stdout, progress and errors to stderr. Every command goes through ``run()``, the
+one bridge from sync to async, which maps the project's own errors to ``error: ...`` and exit 1.
+Heavy modules are imported inside the commands that need them, so start-up stays cheap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nexusmem_core.config import Settings
+    from nexusmem_core.engine import Engine
+
+__all__ = ["main"]
+
+
+def run(command: Callable[..., Awaitable[int]], args: argparse.Namespace) -> int:
+    """Build settings, run ``command`` under anyio, turn expected failures into one line."""
+    import anyio
+
+    from nexusmem_core.config import Settings
+    from nexusmem_core.errors import NexusMemError
+    from nexusmem_core.logging import configure_logging
+
+    try:
+        settings = Settings()
+        configure_logging(settings.log_level)
+        return anyio.run(command, settings, args)
+    except NexusMemError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+def _engine(settings: Settings, args: argparse.Namespace, **kwargs: Any) -> Any:
+    from nexusmem_core.engine import open_engine
+
+    return open_engine(settings, Path(args.C), **kwargs)
+
+
+def _print_json(value: Any) -> None:
+    json.dump(value, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+# -------------------------------------------------------------------------------- commands
+
+
+async def cmd_init(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_core import handlers
+
+    workspace, created = await handlers.init_project(settings, Path(args.C))
+    for path in created:
+        print(f"created {path}")
+    if not created:
+        print(f"already initialised: {workspace}")
+    return 0
+
+
+class _Progress:
+    """A one-line progress display on a terminal, shown only for syncs that take a moment."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.live = not quiet and sys.stderr.isatty()
+        self.started = time.monotonic()
+        self.shown = False
+
+    def __call__(self, stage: str, count: int) -> None:
+        if self.live and time.monotonic() - self.started > 0.5:
+            sys.stderr.write(f"\rsyncing {stage}: {count:,}      ")
+            sys.stderr.flush()
+            self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r" + " " * 40 + "\r")
+
+
+async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_core import handlers
+
+    progress = _Progress(args.quiet)
+    async with _engine(settings, args) as engine:
+        report = await handlers.sync(engine, rebuild=args.rebuild, since=args.since,
+                                     progress=progress)
+    progress.done()
+    if args.json:
+        _print_json(report.to_dict())
+    elif not args.quiet:
+        walk = "full walk" if report.full_walk else "incremental"
+        print(f"synced {report.project} in {report.seconds:.2f}s ({walk}"
+              f"{', rebuilt' if report.rebuilt else ''}): {report.commits} commit(s), "
+              f"{report.diffs} file diff(s), {report.docs_sections} doc section(s) written, "
+              f"{report.removed} removed")
+    return 0
+
+
+async def cmd_query(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_core import handlers
+
+    text = " ".join(args.text)
+    if args.all_projects:
+        response = await handlers.search_all(settings, text, args.budget)
+    else:
+        async with _engine(settings, args, read_only=True) as engine:
+            response = await handlers.search(engine, text, args.budget)
+    if args.json:
+        _print_json(response.to_dict())
+    else:
+        sys.stdout.write(response.text)
+    return 0
+
+
+async def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_core import handlers
+
+    async with _engine(settings, args, read_only=True) as engine:
+        status = await handlers.status(engine)
+    if args.json:
+        _print_json(status.to_dict())
+    elif args.share:
+        print(handlers.share_text(status))
+    else:
+        print(handlers.status_text(status))
+    return 0
+
+
+async def cmd_projects(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_core import handlers
+
+    report = await handlers.list_projects(settings, prune=args.prune)
+    if args.json:
+        _print_json({"projects": report.projects, "pruned": report.pruned})
+        return 0
+    for row in report.projects:
+        mark = "" if row["present"] else "  (database missing: `nexusmem projects --prune`)"
+        print(f"{row['name']:<24} {row['last_sync'] or 'never synced':<22} {row['root']}{mark}")
+    for root in report.pruned:
+        print(f"pruned {root}")
+    if not report.projects and not report.pruned:
+        print("no projects yet: run `nexusmem init` and `nexusmem sync` in a repository")
+    return 0
+
+
+def _scan(source: str) -> Callable[[Settings, argparse.Namespace], Awaitable[int]]:
+    async def command(settings: Settings, args: argparse.Namespace) -> int:
+        from nexusmem_core import handlers
+
+        from nexusmem_core.engine import read_project
+
+        # A dry run works before init and creates nothing.
+        repo, config = await read_project(Path(args.C))
+        rows = await handlers.scan(repo, config, source, args.limit)
+        if args.json:
+            _print_json(rows)
+        else:
+            for row in rows:
+                print(f"{row['signal']:.2f}  {row['date']}  {row['kind']:<12} {row['title']}")
+            print(f"{len(rows)} node(s) would be written (dry run: nothing was)", file=sys.stderr)
+        return 0
+
+    return command
+
+
+async def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_mcp.server import serve
+
+    await serve(settings)
+    return 0
+
+
+# ---------------------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nexusmem",
+        description="Local memory for coding agents: what happened in this repository, "
+                    "ranked and packed into a token budget.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    repo = argparse.ArgumentParser(add_help=False)
+    repo.add_argument("-C", metavar="PATH", default=".",
+                      help="run against the repository at PATH (default: here)")
+    as_json = argparse.ArgumentParser(add_help=False)
+    as_json.add_argument("--json", action="store_true", help="print JSON for machines")
+
+    p = sub.add_parser("init", parents=[repo], help="create .nexusmem/ in this repository")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("sync", parents=[repo, as_json], help="ingest what is new")
+    p.add_argument("--rebuild", action="store_true",
+                   help="drop this project's nodes and ingest from scratch (atomically)")
+    p.add_argument("--since", metavar="DATE", help="only commits after DATE (git's date forms)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    p.set_defaults(func=cmd_sync)
+
+    p = sub.add_parser("query", parents=[repo, as_json], help="ask the memory something")
+    p.add_argument("text", nargs="+", help="what to look for, in plain words")
+    p.add_argument("--budget", type=int, metavar="TOKENS",
+                   help="token budget for the packed result (default from config: 2000)")
+    p.add_argument("--all-projects", action="store_true",
+                   help="search every registered repository")
+    p.set_defaults(func=cmd_query)
+
+    p = sub.add_parser("status", parents=[repo, as_json], help="what is remembered")
+    p.add_argument("--share", action="store_true",
+                   help="a plain summary to paste elsewhere (no paths, no content)")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("projects", parents=[as_json], help="registered repositories")
+    p.add_argument("--prune", action="store_true", help="forget entries whose database is gone")
+    p.set_defaults(func=cmd_projects)
+
+    p = sub.add_parser("mcp", help="serve MCP over stdio")
+    p.set_defaults(func=cmd_mcp)
+
+    for source, what in (("git", "commits"), ("diff", "file diffs"), ("docs", "doc sections")):
+        p = sub.add_parser(f"scan-{source}", parents=[repo, as_json],
+                           help=f"dry run: the {what} a sync would write")
+        p.add_argument("--limit", type=int, metavar="N", help="show at most N nodes")
+        p.set_defaults(func=_scan(source))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run(args.func, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

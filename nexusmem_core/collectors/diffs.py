@@ -1,0 +1,161 @@
+"""Per-file patches: one node per changed file of recent non-merge commits.
+
+Binaries, lockfiles, vendored and build output are skipped so a dependency bump cannot bury the
+corpus. Merge commits contribute none: their patch exists only in the combined format.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .git import LOG_FORMAT, MARK, Commit, git_stream, parse_header
+
+__all__ = ["FilePatch", "is_skipped_path", "parse_patches", "walk_patches"]
+
+
+SKIP_NAMES = {
+    "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",
+    "Cargo.lock", "poetry.lock", "Pipfile.lock", "uv.lock", "pdm.lock", "Gemfile.lock",
+    "composer.lock", "go.sum", "mix.lock", "pubspec.lock", "flake.lock", "packages.lock.json",
+}
+SKIP_DIRS = {
+    "node_modules", "vendor", "third_party", "dist", "build", "out", "target", ".venv",
+    "venv", "__pycache__", ".next", ".nuxt", "coverage", "site-packages", ".tox",
+}
+SKIP_SUFFIXES = (".min.js", ".min.css", ".map", ".lock", ".pyc", ".snap")
+
+
+@dataclass
+class FilePatch:
+    sha: str
+    path: str
+    status: str  # A, M, D
+    patch: str
+    added: int
+    deleted: int
+
+
+def is_skipped_path(path: str, extra_globs: list[str] | None = None) -> bool:
+    """Lockfiles, vendored and build output, and the user's own ``skipGlobs``."""
+    parts = path.split("/")
+    name = parts[-1]
+    if name in SKIP_NAMES or name.endswith(SKIP_SUFFIXES):
+        return True
+    if any(part in SKIP_DIRS for part in parts[:-1]):
+        return True
+    return any(fnmatch.fnmatch(path, glob) for glob in extra_globs or ())
+
+
+_QUOTED = re.compile(r'^"((?:[^"\\]|\\.)*)"')
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "f": "\f",
+            "r": "\r", "v": "\v"}
+
+
+def _unquote(text: str) -> str:
+    """Undo git's C-style quoting of a path (used for control characters and quotes)."""
+    match = _QUOTED.match(text)
+    if not match:
+        return text
+    raw = match.group(1)
+    out = bytearray()
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw):
+            nxt = raw[i + 1]
+            if nxt in "01234567" and i + 3 < len(raw) + 1:
+                out.append(int(raw[i + 1 : i + 4], 8) & 0xFF)
+                i += 4
+                continue
+            out += _ESCAPES.get(nxt, nxt).encode()
+            i += 2
+            continue
+        out += ch.encode("utf-8", "surrogateescape")
+        i += 1
+    return out.decode("utf-8", "replace")
+
+
+def _path_from(line: str, prefix: str) -> str | None:
+    value = line[len(prefix) :].rstrip("\t")
+    if value == "/dev/null":
+        return None
+    value = _unquote(value)
+    return value[2:] if value[:2] in ("a/", "b/") else value
+
+
+def _header_path(header: str) -> str:
+    """``diff --git a/P b/P``: P is recoverable because both sides are the same path."""
+    rest = header[len("diff --git ") :]
+    if rest.startswith('"'):
+        return _unquote(rest).removeprefix("a/")
+    half = (len(rest) - 5) // 2
+    return rest[2 : 2 + half]
+
+
+def parse_patches(sha: str, text: str) -> list[FilePatch]:
+    """Split one commit's ``git show -p`` text into per-file patches."""
+    patches: list[FilePatch] = []
+    for block in re.split(r"^(?=diff --git )", text, flags=re.MULTILINE):
+        if not block.startswith("diff --git "):
+            continue
+        lines = block.split("\n")
+        header_path = _header_path(lines[0])
+        old = new = None
+        binary = False
+        added = deleted = 0
+        in_hunk = False
+        for line in lines[1:]:
+            if in_hunk:
+                if line.startswith("+"):
+                    added += 1
+                elif line.startswith("-"):
+                    deleted += 1
+                continue
+            if line.startswith("--- "):
+                old = _path_from(line, "--- ")
+            elif line.startswith("+++ "):
+                new = _path_from(line, "+++ ")
+            elif line.startswith("Binary files ") or line.startswith("GIT binary patch"):
+                binary = True
+            elif line.startswith("@@"):
+                in_hunk = True
+        if binary:
+            continue
+        path = new or old or header_path
+        status = "A" if old is None and new else "D" if new is None and old else "M"
+        hunk_start = block.find("\n@@")
+        body = block[hunk_start + 1 :].rstrip("\n") if hunk_start >= 0 else ""
+        if not body:
+            continue  # mode-only change or empty file: nothing to read
+        patches.append(FilePatch(sha, path, status, body, added, deleted))
+    return patches
+
+
+async def walk_patches(
+    root: Path, rev_args: list[str]
+) -> AsyncIterator[tuple[Commit, list[FilePatch]]]:
+    """Stream the non-merge commits selected by ``rev_args`` with their per-file patches."""
+    args = ["log", "-p", "--no-merges", "--no-renames", "--no-color", "--no-ext-diff",
+            "--format=" + LOG_FORMAT, *rev_args, "--"]
+    pending = b""
+    async for chunk in git_stream(root, *args):
+        pending += chunk
+        pieces = pending.split(MARK)
+        pending = pieces.pop()
+        for piece in pieces:
+            if (parsed := _split_commit(piece)) is not None:
+                yield parsed
+    if (parsed := _split_commit(pending)) is not None:
+        yield parsed
+
+
+def _split_commit(piece: bytes) -> tuple[Commit, list[FilePatch]] | None:
+    parsed = parse_header(piece)
+    if parsed is None:
+        return None
+    commit, rest = parsed
+    return commit, parse_patches(commit.sha, rest.decode("utf-8", "replace"))

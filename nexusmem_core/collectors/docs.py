@@ -1,0 +1,101 @@
+"""Documentation: tracked Markdown and reStructuredText files, split into sections at headings."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .git import git
+
+__all__ = ["Section", "list_doc_files", "parse_markdown", "parse_rst", "parse_sections"]
+
+
+@dataclass
+class Section:
+    heading: str
+    level: int
+    text: str  # the section's own text, heading line excluded
+
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def parse_markdown(text: str, fallback: str) -> list[Section]:
+    """ATX headings (``#`` .. ``######``), ignoring lines inside fenced code blocks."""
+    sections: list[Section] = []
+    heading, level, lines = fallback, 0, []
+    fence: str | None = None
+    for line in text.splitlines():
+        fence_match = _FENCE.match(line)
+        if fence_match:
+            marker = fence_match.group(1)
+            if fence is None:
+                fence = marker[0] * 3
+            elif marker.startswith(fence):
+                fence = None
+        elif fence is None and (match := _ATX.match(line)):
+            sections.append(Section(heading, level, "\n".join(lines).strip()))
+            heading, level, lines = (match.group(2) or "").strip() or fallback, len(match.group(1)), []
+            continue
+        lines.append(line)
+    sections.append(Section(heading, level, "\n".join(lines).strip()))
+    return [s for s in sections if s.text]
+
+
+_ADORNMENT = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1{2,}\s*$")
+
+
+def parse_rst(text: str, fallback: str) -> list[Section]:
+    """reST titles: a line underlined (optionally also overlined) by a repeated punctuation."""
+    lines = text.splitlines()
+    sections: list[Section] = []
+    styles: list[str] = []  # adornment styles in order of first appearance = levels
+    heading, level, body = fallback, 0, []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        title, style, skip = _rst_title(lines, i)
+        if title is not None:
+            if style not in styles:
+                styles.append(style)
+            sections.append(Section(heading, level, "\n".join(body).strip()))
+            heading, level, body = title, styles.index(style) + 1, []
+            i += skip
+            continue
+        body.append(line)
+        i += 1
+    sections.append(Section(heading, level, "\n".join(body).strip()))
+    return [s for s in sections if s.text]
+
+
+def _rst_title(lines: list[str], i: int) -> tuple[str | None, str, int]:
+    line = lines[i]
+    nxt = lines[i + 1] if i + 1 < len(lines) else ""
+    after = lines[i + 2] if i + 2 < len(lines) else ""
+    # Overline + title + underline.
+    if _ADORNMENT.match(line) and nxt.strip() and _ADORNMENT.match(after) and after[0] == line[0]:
+        if len(line.rstrip()) >= len(nxt.strip()):
+            return nxt.strip(), "over" + line[0], 3
+    # Title + underline at least as long as the title.
+    if line.strip() and not _ADORNMENT.match(line) and _ADORNMENT.match(nxt):
+        if len(nxt.rstrip()) >= len(line.rstrip()) and not line.startswith((" ", "\t")):
+            return line.strip(), nxt[0], 2
+    return None, "", 0
+
+
+def parse_sections(path: str, text: str) -> list[Section]:
+    """Sections of one file, by its extension; text before the first heading is titled by the
+    file name."""
+    fallback = path.rsplit("/", 1)[-1]
+    if path.lower().endswith(".rst"):
+        return parse_rst(text, fallback)
+    return parse_markdown(text, fallback)
+
+
+async def list_doc_files(root: Path, extensions: list[str]) -> list[str]:
+    """Tracked files whose name ends with one of ``extensions`` (case-insensitive)."""
+    out = await git(root, "ls-files", "-z", "--cached")
+    wanted = tuple(ext.lower() for ext in extensions)
+    return sorted({p for p in out.split("\x00") if p and p.lower().endswith(wanted)})

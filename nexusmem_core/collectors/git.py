@@ -1,0 +1,274 @@
+"""Git: the repository's identity and its commit history.
+
+The history walk uses ``git log --name-status``, which is an order of magnitude cheaper than
+``--numstat`` (measured on a 9.6k-commit repository: 0.8 s against 10 s): line counts are taken
+only where the patch is read anyway (``diffs.py``). Output is streamed and parsed as it arrives,
+so memory does not grow with the length of the history.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+from anyio.abc import Process
+
+from ..errors import GitError, GitNotFoundError, NotAGitRepositoryError
+
+__all__ = [
+    "LOG_FORMAT",
+    "MARK",
+    "Commit",
+    "RepoInfo",
+    "commit_signal",
+    "git",
+    "git_stream",
+    "is_ancestor",
+    "normalize_origin",
+    "parse_header",
+    "read_repo",
+    "walk_commits",
+]
+
+# A record separator no sane commit message contains; a chunk that does not start with a sha
+# after it is glued back to the previous record (see ``_records``).
+MARK = b"\x1e\x1dNXM\x1d\x1e"
+LOG_FORMAT = "%x1e%x1dNXM%x1d%x1e%H%x00%P%x00%ct%x00%an%x00%B%x00"
+_SHA = re.compile(rb"^[0-9a-f]{40}(?:[0-9a-f]{24})?\x00")
+_GIT_ENV = {"LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+
+
+@dataclass(frozen=True)
+class RepoInfo:
+    """Where a repository is and who it is."""
+
+    root: Path
+    origin: str | None
+    head: str | None  # None in a repository with no commits yet
+
+    @property
+    def project_id(self) -> str:
+        """The normalized origin URL, else the absolute path: two clones share one memory."""
+        return normalize_origin(self.origin) if self.origin else str(self.root)
+
+    @property
+    def name(self) -> str:
+        if self.origin:
+            return normalize_origin(self.origin).rsplit("/", 1)[-1]
+        return self.root.name
+
+
+@dataclass
+class Commit:
+    sha: str
+    parents: list[str]
+    ts: int
+    author: str
+    message: str
+    changes: list[tuple[str, str]] = field(default_factory=list)  # (status, path)
+
+    @property
+    def subject(self) -> str:
+        return self.message.split("\n", 1)[0].strip()
+
+    @property
+    def body(self) -> str:
+        parts = self.message.split("\n", 1)
+        return parts[1].strip() if len(parts) > 1 else ""
+
+    @property
+    def is_merge(self) -> bool:
+        return len(self.parents) > 1
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, **_GIT_ENV}
+
+
+async def git(cwd: Path, *args: str, check: bool = True) -> str:
+    """Run git and return its stdout as text (undecodable bytes replaced)."""
+    try:
+        result = await anyio.run_process(
+            ["git", "-c", "core.quotepath=off", *args], cwd=cwd, check=False, env=_env()
+        )
+    except FileNotFoundError as err:
+        raise GitNotFoundError(
+            "git is not installed or not on PATH: install git and try again"
+        ) from err
+    except NotADirectoryError as err:
+        raise NotAGitRepositoryError(f"{cwd} is not a directory: pass -C <repository>") from err
+    if check and result.returncode != 0:
+        message = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        first = message[0] if message else f"exit code {result.returncode}"
+        if "not a git repository" in first:
+            raise NotAGitRepositoryError(
+                f"{cwd} is not inside a git repository: run NexusMem in a repository "
+                "or pass -C <path>"
+            )
+        raise GitError(f"git {args[0]} failed in {cwd}: {first}")
+    return result.stdout.decode("utf-8", "replace")
+
+
+async def git_stream(cwd: Path, *args: str) -> AsyncIterator[bytes]:
+    """Yield git's stdout in chunks as it is produced; raise GitError if git then fails."""
+    try:
+        process: Process = await anyio.open_process(
+            ["git", "-c", "core.quotepath=off", *args], cwd=cwd, env=_env()
+        )
+    except FileNotFoundError as err:
+        raise GitNotFoundError("git is not installed or not on PATH: install git") from err
+    async with process:
+        assert process.stdout is not None and process.stderr is not None
+        async for chunk in process.stdout:
+            yield chunk
+        errors = b"".join([c async for c in process.stderr])
+        code = await process.wait()
+    if code != 0:
+        first = errors.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(f"git {args[0]} failed in {cwd}: {first[0] if first else code}")
+
+
+async def read_repo(path: Path) -> RepoInfo:
+    """Resolve the work tree containing ``path``, its origin and HEAD."""
+    if not path.exists():
+        raise NotAGitRepositoryError(f"{path} does not exist: pass -C <repository>")
+    root = Path((await git(path, "rev-parse", "--show-toplevel")).strip())
+    origin = (await git(root, "config", "--get", "remote.origin.url", check=False)).strip()
+    head = (await git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)).strip()
+    return RepoInfo(root=root.resolve(), origin=origin or None, head=head or None)
+
+
+async def is_ancestor(root: Path, older: str, newer: str) -> bool:
+    """True when ``older`` is still reachable from ``newer`` (false after a rebase)."""
+    try:
+        result = await anyio.run_process(
+            ["git", "merge-base", "--is-ancestor", older, newer], cwd=root, check=False, env=_env()
+        )
+    except FileNotFoundError as err:
+        raise GitNotFoundError("git is not installed or not on PATH: install git") from err
+    return result.returncode == 0
+
+
+_SCP_LIKE = re.compile(r"^(?:[\w.+-]+@)?([\w.-]+):(?!//)(.*)$")
+
+
+def normalize_origin(url: str) -> str:
+    """``git@github.com:A/B.git`` and ``https://github.com/a/b`` both become ``github.com/a/b``."""
+    url = url.strip()
+    match = _SCP_LIKE.match(url)
+    if match and "://" not in url:
+        host, path = match.groups()
+    else:
+        rest = url.split("://", 1)[-1]
+        host, _, path = rest.partition("/")
+        host = host.rsplit("@", 1)[-1]  # drop user:password@
+        host = re.sub(r":\d+$", "", host)  # drop the port
+    path = path.strip("/")
+    if path.endswith(".git"):
+        path = path[:-4]
+    return f"{host}/{path}".lower().rstrip("/")
+
+
+def parse_header(record: bytes) -> tuple[Commit, bytes] | None:
+    """The commit fields of one ``LOG_FORMAT`` record, and the bytes that follow them."""
+    parts = record.split(b"\x00", 5)
+    if len(parts) < 5 or not _SHA.match(record):
+        return None
+    sha, parents, ts, author, message = (p.decode("utf-8", "replace") for p in parts[:5])
+    try:
+        when = int(ts)
+    except ValueError:
+        return None
+    commit = Commit(sha, parents.split(), when, author, message.rstrip("\n"))
+    return commit, parts[5] if len(parts) > 5 else b""
+
+
+def _parse_record(record: bytes) -> Commit | None:
+    parsed = parse_header(record)
+    if parsed is None:
+        return None
+    commit, rest = parsed
+    tokens = [t for t in rest.split(b"\x00") if t.strip()]
+    for status, path in zip(tokens[0::2], tokens[1::2], strict=False):
+        commit.changes.append(
+            (status.strip().decode("ascii", "replace")[:1], path.decode("utf-8", "replace"))
+        )
+    return commit
+
+
+async def walk_commits(root: Path, rev_range: str, since: str | None = None) -> AsyncIterator[Commit]:
+    """Stream the commits in ``rev_range`` (newest first) with the paths each one changed."""
+    args = ["log", "-z", "--no-renames", "--name-status", "--format=" + LOG_FORMAT]
+    if since:
+        args.append(f"--since={since}")
+    args += [rev_range, "--"]
+    pending = b""
+    async for chunk in git_stream(root, *args):
+        pending += chunk
+        records = _split(pending)
+        # The last record may be incomplete, and the one before it is only final once the
+        # next one is seen to start with a sha (the marker could sit inside a message).
+        keep = 1 if len(records[-1]) > 41 and _SHA.match(records[-1]) else 2
+        pending = MARK.join(records[-keep:])
+        for record in records[:-keep]:
+            if (commit := _parse_record(record)) is not None:
+                yield commit
+    for record in _split(pending):
+        if (commit := _parse_record(record)) is not None:
+            yield commit
+
+
+def _split(data: bytes) -> list[bytes]:
+    """Split git's output into records; a piece not led by a sha belongs to the one before."""
+    out: list[bytes] = []
+    for piece in data.split(MARK):
+        if out and not _SHA.match(piece):
+            out[-1] += MARK + piece
+        elif piece:
+            out.append(piece)
+    return out or [b""]
+
+
+_CONVENTIONAL = re.compile(r"^(?P<type>[a-zA-Z]+)(?:\([^)]*\))?(?P<bang>!)?:\s*\S")
+_TYPE_SIGNAL = {
+    "fix": 0.9, "hotfix": 0.9, "security": 0.9, "revert": 0.75, "perf": 0.8, "feat": 0.8,
+    "refactor": 0.6, "docs": 0.5, "doc": 0.5, "test": 0.45, "tests": 0.45, "build": 0.4,
+    "ci": 0.35, "chore": 0.3, "style": 0.25, "wip": 0.2,
+}
+_BUMP = re.compile(
+    r"^(?:chore\(deps[^)]*\)|build\(deps[^)]*\)|bump\b|release\b|v?\d+\.\d+(?:\.\d+)?$|"
+    r"update dependenc|prepare release|version bump)",
+    re.IGNORECASE,
+)
+_FIXISH = re.compile(r"\b(fix(es|ed)?|bug|crash|regression|broke|revert)\b", re.IGNORECASE)
+
+
+def commit_signal(commit: Commit) -> float:
+    """How much a commit is worth remembering before any query exists, in [0.05, 1].
+
+    Conventional-commit type first (fix/feat high, chore/style low); merges and version bumps
+    are low; a message body that explains (over ~200 characters) raises it, a breaking change
+    (``!``) raises it.
+    """
+    subject = commit.subject
+    if commit.is_merge:
+        return 0.15
+    if _BUMP.search(subject):
+        return 0.12
+    match = _CONVENTIONAL.match(subject)
+    if match:
+        signal = _TYPE_SIGNAL.get(match.group("type").lower(), 0.5)
+        if match.group("bang"):
+            signal += 0.1
+    else:
+        signal = 0.7 if _FIXISH.search(subject) else 0.5
+    body = len(commit.body)
+    if body >= 200:
+        signal += 0.1
+    elif body == 0:
+        signal -= 0.05
+    return round(min(1.0, max(0.05, signal)), 3)

@@ -1,0 +1,92 @@
+"""The engine: one repository's memory, opened as an async context manager.
+
+    async with open_engine(settings, Path(".")) as engine:
+        response = await handlers.search(engine, "why does sync fall back")
+
+It owns the database connection for its lifetime; nothing is kept in module globals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .collectors.git import RepoInfo, read_repo
+from .config import ProjectConfig, Settings, dump_config, load_config
+from .errors import NotInitialisedError
+from .paths import CONFIG_FILE, DB_FILE, workspace_dir
+from .store.db import Database, open_database
+
+__all__ = ["Engine", "ensure_workspace", "open_engine", "read_project"]
+
+
+@dataclass
+class Engine:
+    settings: Settings
+    repo: RepoInfo
+    config: ProjectConfig
+    db: Database
+
+    @property
+    def workspace(self) -> Path:
+        return workspace_dir(self.repo.root)
+
+    @property
+    def project_id(self) -> str:
+        return self.repo.project_id
+
+
+def ensure_workspace(root: Path) -> list[str]:
+    """Create ``.nexusmem/`` with its ``.gitignore`` and ``config.json``; return what was made.
+
+    An existing config is validated, never rewritten.
+    """
+    ws = workspace_dir(root)
+    created = []
+    if not ws.exists():
+        ws.mkdir(parents=True)
+        created.append(str(ws))
+    ignore = ws / ".gitignore"
+    if not ignore.exists():
+        # The workspace ignores itself, so init never edits a file it does not own.
+        ignore.write_text("*\n", encoding="utf-8")
+        created.append(str(ignore))
+    config = ws / CONFIG_FILE
+    if config.exists():
+        load_config(config)
+    else:
+        config.write_text(dump_config(ProjectConfig()), encoding="utf-8")
+        created.append(str(config))
+    return created
+
+
+async def read_project(path: Path) -> tuple[RepoInfo, ProjectConfig]:
+    """The repository containing ``path`` and its config, without opening (or creating) memory."""
+    repo = await read_repo(path.expanduser())
+    return repo, load_config(workspace_dir(repo.root) / CONFIG_FILE)
+
+
+@asynccontextmanager
+async def open_engine(settings: Settings, path: Path, *, create: bool = False,
+                      read_only: bool = False) -> AsyncIterator[Engine]:
+    """Open the memory of the repository containing ``path``.
+
+    ``create`` makes the workspace if it is missing (``init``, and ``sync_project`` over MCP);
+    otherwise a repository without one raises NotInitialisedError.
+    """
+    repo = await read_repo(path.expanduser())
+    ws = workspace_dir(repo.root)
+    if create:
+        ensure_workspace(repo.root)
+    elif not (ws / DB_FILE).exists():
+        raise NotInitialisedError(
+            f"{repo.root} has no NexusMem memory yet: run `nexusmem init` (or `nexusmem sync` "
+            "after it) in that repository"
+        )
+    config = load_config(ws / CONFIG_FILE)
+    async with open_database(
+        ws / DB_FILE, read_only=read_only, vectors=settings.vector != "off"
+    ) as db:
+        yield Engine(settings=settings, repo=repo, config=config, db=db)

@@ -1,0 +1,423 @@
+"""The use cases. Both adapters (``cli.py`` and the MCP tools) call these and nothing else."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import ingest
+from .collectors.git import RepoInfo, is_ancestor
+from .config import ProjectConfig, Settings
+from .engine import Engine, ensure_workspace, open_engine, read_project
+from .errors import NexusMemError, UsageError
+from .paths import DB_FILE, workspace_dir
+from .models import SearchResponse, SearchResult, Status, SyncReport
+from .registry import ProjectEntry, load_registry, register_project, remove_projects
+from .retrieval.pack import format_date, pack
+from .retrieval.query import fts_match, query_terms
+from .retrieval.rank import prior_factor
+from .store.db import Database
+from .store.fts import Candidate, bm25_candidates, load_bodies
+from .store.nodes import (
+    NODE_COLUMNS,
+    decode_meta,
+    delete_nodes,
+    get_cursor,
+    set_cursor,
+    upsert_nodes,
+    upsert_project,
+)
+
+__all__ = [
+    "ProjectsReport",
+    "init_project",
+    "list_projects",
+    "list_recent",
+    "scan",
+    "search",
+    "search_all",
+    "share_text",
+    "status",
+    "sync",
+]
+
+Progress = Callable[[str, int], None]
+BATCH = 500
+CANDIDATES = 100
+RRF_K = 60
+
+
+def _noop(_stage: str, _count: int) -> None:
+    return None
+
+
+def _entry(engine: Engine) -> ProjectEntry:
+    return ProjectEntry(
+        project_id=engine.project_id, name=engine.repo.name, root=str(engine.repo.root),
+        database=str(engine.db.path),
+    )
+
+
+async def init_project(settings: Settings, path: Path) -> tuple[Path, list[str]]:
+    """Create the workspace (idempotent) and register the project.
+
+    Returns the workspace and the files created; a second run creates nothing.
+    """
+    repo, _ = await read_project(path)
+    created = ensure_workspace(repo.root)
+    db_file = workspace_dir(repo.root) / DB_FILE
+    if not db_file.exists():
+        created.append(str(db_file))
+    async with open_engine(settings, repo.root, create=True) as engine:
+        async with engine.db.transaction():
+            await upsert_project(engine.db, engine.project_id, repo.name, str(repo.root),
+                                 repo.origin)
+        register_project(settings.home, _entry(engine))
+    return engine.workspace, created
+
+
+# ---------------------------------------------------------------------------------------- sync
+
+
+async def sync(engine: Engine, *, rebuild: bool = False, since: str | None = None,
+               progress: Progress = _noop) -> SyncReport:
+    """Ingest what is new since the last sync, in one transaction: all of it or none of it."""
+    started = time.perf_counter()
+    repo, db, pid = engine.repo, engine.db, engine.project_id
+    report = SyncReport(project=repo.name, root=str(repo.root), rebuilt=rebuild)
+    async with db.transaction():
+        await upsert_project(db, pid, repo.name, str(repo.root), repo.origin)
+        if rebuild:
+            await _drop_project(db, pid)
+        touched: dict[str, int] = {}
+        if repo.head:
+            cursor = await get_cursor(db, pid, "git")
+            full = cursor is None or not await is_ancestor(repo.root, cursor, repo.head)
+            report.full_walk = full
+            rev = repo.head if full else f"{cursor}..{repo.head}"
+            if engine.config.sources.git.enabled:
+                report.commits = await _sync_commits(engine, rev, since, touched, progress)
+            if engine.config.sources.diff.enabled:
+                limit = ["-n", str(engine.config.sources.diff.max_commits)] if full else []
+                since_args = [f"--since={since}"] if since else []
+                report.diffs = await _sync_diffs(engine, [*limit, *since_args, rev], progress)
+            await set_cursor(db, pid, "git", repo.head)
+        if engine.config.sources.docs.enabled:
+            await _sync_docs(engine, touched, report, progress)
+        await set_cursor(db, pid, "last_sync", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    register_project(engine.settings.home, _entry(engine), synced=True)
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
+
+
+async def _drop_project(db: Database, pid: str) -> None:
+    await db.execute(
+        "delete from node_files where node_id in (select id from nodes where project_id = ?)",
+        (pid,),
+    )
+    await db.execute("delete from nodes where project_id = ?", (pid,))
+    await db.execute("delete from cursors where project_id = ?", (pid,))
+    await db.execute("delete from doc_files where project_id = ?", (pid,))
+
+
+async def _sync_commits(engine: Engine, rev: str, since: str | None, touched: dict[str, int],
+                        progress: Progress) -> int:
+    """Upsert commit nodes; note the newest commit time of every path (doc dates come from it)."""
+    batch, seen, changed = [], 0, 0
+    async for commit, node in ingest.commit_nodes(engine.project_id, engine.repo.root, rev,
+                                                  engine.config, since):
+        for _, path in commit.changes:
+            touched.setdefault(path, commit.ts)
+        batch.append(node)
+        seen += 1
+        if len(batch) >= BATCH:
+            changed += await upsert_nodes(engine.db, batch)
+            batch = []
+            progress("commits", seen)
+    changed += await upsert_nodes(engine.db, batch)
+    progress("commits", seen)
+    return changed
+
+
+async def _sync_diffs(engine: Engine, rev_args: list[str], progress: Progress) -> int:
+    batch, seen, changed = [], 0, 0
+    async for node in ingest.diff_nodes(engine.project_id, engine.repo.root, rev_args,
+                                        engine.config):
+        batch.append(node)
+        seen += 1
+        if len(batch) >= BATCH:
+            changed += await upsert_nodes(engine.db, batch)
+            batch = []
+            progress("diffs", seen)
+    changed += await upsert_nodes(engine.db, batch)
+    return changed
+
+
+async def _sync_docs(engine: Engine, touched: dict[str, int], report: SyncReport,
+                     progress: Progress) -> None:
+    """Re-parse only the doc files whose content or date changed; forget vanished sections."""
+    db, pid = engine.db, engine.project_id
+    stored = {
+        path: (digest, ts)
+        for path, digest, ts in await db.fetchall(
+            "select path, content_hash, ts from doc_files where project_id = ?", (pid,)
+        )
+    }
+    current = await ingest.read_doc_files(engine.repo.root, engine.config)
+    for doc in current:
+        old = stored.get(doc.path)
+        ts = touched.get(doc.path) or (old[1] if old else None) or doc.mtime
+        if old and old == (doc.digest, ts):
+            continue
+        nodes = ingest.doc_nodes(pid, doc, ts, engine.config.limits.max_body_chars)
+        keep = {n.id for n in nodes}
+        existing = await db.fetchall(
+            "select id from nodes where project_id = ? and source = 'docs' and grp = ?",
+            (pid, doc.path),
+        )
+        report.removed += await delete_nodes(db, [i for (i,) in existing if i not in keep])
+        report.docs_sections += await upsert_nodes(db, nodes)
+        report.docs_files_parsed += 1
+        await db.execute(
+            "insert into doc_files (project_id, path, content_hash, ts) values (?, ?, ?, ?) "
+            "on conflict(project_id, path) do update set content_hash = excluded.content_hash, "
+            "ts = excluded.ts",
+            (pid, doc.path, doc.digest, ts),
+        )
+    gone = set(stored) - {doc.path for doc in current}
+    for path in sorted(gone):
+        rows = await db.fetchall(
+            "select id from nodes where project_id = ? and source = 'docs' and grp = ?",
+            (pid, path),
+        )
+        report.removed += await delete_nodes(db, [i for (i,) in rows])
+        await db.execute("delete from doc_files where project_id = ? and path = ?", (pid, path))
+    progress("docs", len(current))
+
+
+# -------------------------------------------------------------------------------------- search
+
+
+async def _ranked(db: Database, pid: str, match: str) -> list[Candidate]:
+    candidates = await bm25_candidates(db, match, pid, CANDIDATES)
+    now = time.time()
+    for c in candidates:
+        c.score = c.relevance * prior_factor(c.signal, c.ts, c.provenance, c.trust,
+                                             c.superseded, now)
+    candidates.sort(key=lambda c: c.score, reverse=True)
+    return candidates
+
+
+def _respond(query: str, budget: int, sibling_cap: int, candidates: list[Candidate],
+             names: dict[str, str], tag_projects: bool) -> SearchResponse:
+    terms = query_terms(query)
+    packed = pack(candidates, terms, budget, sibling_cap, names if tag_projects else None)
+    results = [
+        SearchResult(
+            id=c.id, kind=c.kind, title=c.title, ts=c.ts, date=format_date(c.ts),
+            provenance=c.provenance, trust=c.trust, score=round(c.score, 6),
+            signal=c.signal, tokens=tokens, summary=summary,
+            project=names.get(c.project_id, c.project_id), ref=c.ref, superseded=c.superseded,
+        )
+        for c, summary, _, tokens in packed
+    ]
+    header = f"Relevant history for: {query}"
+    if tag_projects:
+        header = f"scope   {len(names)} project(s): {', '.join(sorted(names.values()))}\n\n" + header
+    body = "\n".join(entry for _, _, entry, _ in packed) or "(nothing in memory matches)"
+    return SearchResponse(
+        query=query, budget=budget, tokens_used=sum(r.tokens for r in results),
+        matched=len(candidates), results=results, projects=sorted(names.values()),
+        text=f"{header}\n\n{body}\n",
+    )
+
+
+def _check_query(query: str, budget: int | None) -> None:
+    if not query.strip():
+        raise UsageError("query: give some text to search for")
+    if budget is not None and not 50 <= budget <= 200_000:
+        raise UsageError("--budget: must be between 50 and 200000 tokens")
+
+
+async def search(engine: Engine, query: str, budget: int | None = None) -> SearchResponse:
+    """Rank this repository's memory against ``query`` and pack the best into ``budget``."""
+    _check_query(query, budget)
+    budget = budget or engine.config.retrieval.budget
+    match = fts_match(query)
+    candidates = await _ranked(engine.db, engine.project_id, match) if match else []
+    await load_bodies(engine.db, candidates[: CANDIDATES])
+    return _respond(query, budget, engine.config.retrieval.sibling_cap, candidates,
+                    {engine.project_id: engine.repo.name}, tag_projects=False)
+
+
+async def search_all(settings: Settings, query: str, budget: int | None = None) -> SearchResponse:
+    """Search every registered repository; fuse them by rank within each project.
+
+    A BM25 score means different things in a 50-node and a 50,000-node database, so each
+    project's ranked list contributes 1/(k + rank) (reciprocal rank fusion, k = 60). A database
+    that is missing or unreadable is reported in ``skipped`` and passed over.
+    """
+    _check_query(query, budget)
+    budget = budget or 2000
+    match = fts_match(query)
+    fused: list[Candidate] = []
+    names: dict[str, str] = {}
+    skipped: list[str] = []
+    for entry in load_registry(settings.home):
+        try:
+            async with open_engine(settings, Path(entry.root), read_only=True) as engine:
+                names[engine.project_id] = engine.repo.name
+                ranked = await _ranked(engine.db, engine.project_id, match) if match else []
+                await load_bodies(engine.db, ranked[:CANDIDATES])
+        except NexusMemError as err:
+            skipped.append(f"{entry.root}: {err}")
+            continue
+        for rank, c in enumerate(ranked, start=1):
+            c.score = 1.0 / (RRF_K + rank)
+            fused.append(c)
+    response = _respond(query, budget, 2, fused, names, tag_projects=True)
+    response.skipped = skipped
+    if skipped:
+        response.text += "\nskipped: " + "; ".join(skipped) + "\n"
+    return response
+
+
+# -------------------------------------------------------------------------------------- status
+
+
+async def status(engine: Engine) -> Status:
+    db, pid = engine.db, engine.project_id
+    by_kind = dict(await db.fetchall(
+        "select kind, count(*) from nodes where project_id = ? group by kind order by 2 desc",
+        (pid,),
+    ))
+    first, last = await db.fetchone(
+        "select min(ts), max(ts) from nodes where project_id = ?", (pid,)
+    ) or (None, None)
+    (version,) = await db.fetchone("select max(version) from schema_migrations") or (0,)
+    vectors = db.vectors
+    vector = (f"sqlite-vec {vectors.version} loaded; no embedding model configured yet, "
+              "searching with BM25" if vectors.loaded
+              else f"off: {vectors.reason}; searching with BM25")
+    return Status(
+        project=engine.repo.name, project_id=pid, root=str(engine.repo.root),
+        database=str(db.path), nodes=sum(by_kind.values()), by_kind=by_kind,
+        first_ts=first, last_ts=last, last_sync=await get_cursor(db, pid, "last_sync"),
+        head=engine.repo.head, cursor=await get_cursor(db, pid, "git"), vector=vector,
+        schema_version=version,
+    )
+
+
+def status_text(s: Status) -> str:
+    span = f"{format_date(s.first_ts)} .. {format_date(s.last_ts)}" if s.nodes else "empty"
+    lines = [f"{s.project}  {s.root}", f"{s.nodes} node(s)  {span}"]
+    lines += [f"{count:>10}  {kind}" for kind, count in s.by_kind.items()]
+    behind = "" if s.cursor == s.head else "  (HEAD has moved: run `nexusmem sync`)"
+    lines += [
+        f"last sync  {s.last_sync or 'never'}{behind}",
+        f"vectors    {s.vector}",
+        f"database   {s.database} (schema v{s.schema_version})",
+    ]
+    return "\n".join(lines)
+
+
+def share_text(s: Status) -> str:
+    """A plain summary to paste elsewhere: no local paths, no ids, nothing from node bodies."""
+    span = f"{format_date(s.first_ts)} .. {format_date(s.last_ts)}" if s.nodes else "empty"
+    lines = [f"NexusMem memory of {s.project}", f"{s.nodes} node(s)  {span}"]
+    lines += [f"{count:>10}  {kind}" for kind, count in s.by_kind.items()]
+    search_mode = "hybrid" if s.vector.startswith("sqlite-vec") and "no embedding" not in s.vector \
+        else "BM25"
+    lines.append(f"search     {search_mode}")
+    return "\n".join(lines)
+
+
+async def list_recent(engine: Engine, limit: int = 20, kind: str | None = None) -> list[dict[str, Any]]:
+    """The most recent nodes, newest first, optionally of one kind."""
+    if not 1 <= limit <= 500:
+        raise UsageError("limit: must be between 1 and 500")
+    where, params = "n.project_id = ?", [engine.project_id]
+    if kind:
+        where += " and n.kind = ?"
+        params.append(kind)
+    rows = await engine.db.fetchall(
+        f"select {NODE_COLUMNS} from nodes n where {where} "
+        f"order by n.ts is null, n.ts desc, n.seq desc limit ?",
+        (*params, limit),
+    )
+    return [
+        {"id": r[0], "kind": r[2], "ref": r[3], "title": r[5], "date": format_date(r[6]),
+         "ts": r[6], "provenance": r[9], "trust": r[10], "signal": r[8]}
+        for r in rows
+    ]
+
+
+async def get_node(engine: Engine, node_id: str) -> dict[str, Any] | None:
+    row = await engine.db.fetchone(
+        f"select {NODE_COLUMNS}, n.body from nodes n where n.id = ?", (node_id,)
+    )
+    if row is None:
+        return None
+    files = [p for (p,) in await engine.db.fetchall(
+        "select path from node_files where node_id = ? order by path", (node_id,))]
+    return {"id": row[0], "kind": row[2], "ref": row[3], "title": row[5], "ts": row[6],
+            "date": format_date(row[6]), "provenance": row[9], "trust": row[10],
+            "signal": row[8], "meta": decode_meta(row[11]), "superseded": bool(row[12]),
+            "body": row[13], "files": files}
+
+
+# ---------------------------------------------------------------------------------------- scan
+
+
+async def scan(repo: RepoInfo, cfg: ProjectConfig, source: str,
+               limit: int | None = None) -> list[dict[str, Any]]:
+    """What a sync would write for one source, without writing: ``git``, ``diff`` or ``docs``."""
+    pid = repo.project_id
+    nodes = []
+    if source == "git" and repo.head:
+        async for _, node in ingest.commit_nodes(pid, repo.root, repo.head, cfg):
+            nodes.append(node)
+            if limit and len(nodes) >= limit:
+                break
+    elif source == "diff" and repo.head:
+        rev = ["-n", str(cfg.sources.diff.max_commits), repo.head]
+        async for node in ingest.diff_nodes(pid, repo.root, rev, cfg):
+            nodes.append(node)
+            if limit and len(nodes) >= limit:
+                break
+    elif source == "docs":
+        for doc in await ingest.read_doc_files(repo.root, cfg):
+            nodes += ingest.doc_nodes(pid, doc, doc.mtime, cfg.limits.max_body_chars)
+        nodes = nodes[:limit] if limit else nodes
+    return [
+        {"id": n.id, "kind": n.kind, "ref": n.ref, "title": n.title, "date": format_date(n.ts),
+         "signal": n.signal, "provenance": n.provenance, "chars": len(n.body)}
+        for n in nodes
+    ]
+
+
+# ------------------------------------------------------------------------------------ projects
+
+
+@dataclass
+class ProjectsReport:
+    projects: list[dict[str, Any]]
+    pruned: list[str]
+
+
+async def list_projects(settings: Settings, prune: bool = False) -> ProjectsReport:
+    """Registered repositories, each with whether its database is still there."""
+    rows, missing = [], set()
+    for entry in load_registry(settings.home):
+        present = Path(entry.database).is_file()
+        if not present:
+            missing.add(entry.root)
+        rows.append({"name": entry.name, "root": entry.root, "database": entry.database,
+                     "last_sync": entry.last_sync, "present": present})
+    if prune and missing:
+        remove_projects(settings.home, missing)
+        rows = [r for r in rows if r["root"] not in missing]
+    return ProjectsReport(projects=rows, pruned=sorted(missing) if prune else [])

@@ -1,0 +1,142 @@
+"""From collector records to nodes: titles, bodies, signal and provenance for each kind.
+
+Shared by ``sync`` (which writes) and the ``scan-*`` dry runs (which only print).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from .collectors.diffs import FilePatch, is_skipped_path, walk_patches
+from .collectors.docs import list_doc_files, parse_sections
+from .collectors.git import Commit, commit_signal, walk_commits
+from .config import ProjectConfig
+from .models import Node
+
+__all__ = [
+    "DocFile",
+    "commit_node",
+    "commit_nodes",
+    "diff_node",
+    "diff_nodes",
+    "doc_nodes",
+    "read_doc_files",
+]
+
+MAX_FILES_LISTED = 200
+
+
+def cap(text: str, limit: int) -> tuple[str, bool]:
+    """Cut ``text`` to ``limit`` characters at a line boundary; say whether it was cut."""
+    if len(text) <= limit:
+        return text, False
+    cut = text.rfind("\n", 0, limit)
+    return text[: cut if cut > limit // 2 else limit] + "\n[truncated]", True
+
+
+def commit_node(project_id: str, commit: Commit, max_chars: int) -> Node:
+    """A commit: subject, message body and the changed files."""
+    lines = [f"{status} {path}" for status, path in commit.changes[:MAX_FILES_LISTED]]
+    if len(commit.changes) > MAX_FILES_LISTED:
+        lines.append(f"... and {len(commit.changes) - MAX_FILES_LISTED} more")
+    body = commit.message
+    if lines:
+        body += "\n\nFiles:\n" + "\n".join(lines)
+    body, _ = cap(body, max_chars)
+    return Node(
+        project_id=project_id, kind="git_commit", source="git", ref=commit.sha,
+        title=commit.subject or "(no message)", body=body, ts=commit.ts,
+        signal=commit_signal(commit), provenance="observed",
+        files=sorted({path for _, path in commit.changes[:500]}),
+        meta={"parents": commit.parents, "author": commit.author,
+              "files_changed": len(commit.changes)},
+    )
+
+
+def diff_node(project_id: str, commit: Commit, patch: FilePatch, max_chars: int) -> Node:
+    """One changed file of one commit, its patch kept whole up to ``max_chars``."""
+    body, truncated = cap(patch.patch, max_chars)
+    return Node(
+        project_id=project_id, kind="file_diff", source="diff", ref=f"{commit.sha}:{patch.path}",
+        title=f"{patch.path} @ {commit.sha[:7]} — {commit.subject or '(no message)'}",
+        body=body, ts=commit.ts, signal=commit_signal(commit), provenance="observed",
+        grp=f"commit:{commit.sha}", files=[patch.path],
+        meta={"sha": commit.sha, "path": patch.path, "status": patch.status,
+              "added": patch.added, "deleted": patch.deleted, "truncated": truncated},
+    )
+
+
+async def commit_nodes(project_id: str, root: Path, rev_range: str, config: ProjectConfig,
+                       since: str | None = None) -> AsyncIterator[tuple[Commit, Node]]:
+    async for commit in walk_commits(root, rev_range, since):
+        yield commit, commit_node(project_id, commit, config.limits.max_body_chars)
+
+
+async def diff_nodes(project_id: str, root: Path, rev_args: list[str],
+                     config: ProjectConfig) -> AsyncIterator[Node]:
+    skip = config.sources.diff.skip_globs
+    async for commit, patches in walk_patches(root, rev_args):
+        for patch in patches:
+            if not is_skipped_path(patch.path, skip):
+                yield diff_node(project_id, commit, patch, config.limits.max_body_chars)
+
+
+class DocFile:
+    """A tracked doc file as it is in the work tree."""
+
+    def __init__(self, path: str, text: str, digest: str, mtime: int) -> None:
+        self.path, self.text, self.digest, self.mtime = path, text, digest, mtime
+
+
+async def read_doc_files(root: Path, config: ProjectConfig) -> list[DocFile]:
+    """Every tracked doc file that exists in the work tree (a deleted one is absent)."""
+    files = []
+    for path in await list_doc_files(root, config.sources.docs.extensions):
+        full = root / path
+        try:
+            data = full.read_bytes()
+            mtime = int(full.stat().st_mtime)
+        except OSError:
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        files.append(DocFile(path, data.decode("utf-8", "replace"), digest, mtime))
+    return files
+
+
+_RATIONALE = re.compile(r"\b(why|rationale|decision|design|trade-?offs?|caveats?|limitations?|"
+                        r"known issues|gotchas?|troubleshoot\w*)\b", re.IGNORECASE)
+
+
+def _doc_signal(path: str, heading: str, text: str) -> float:
+    name = path.rsplit("/", 1)[-1].lower()
+    signal = 0.5
+    if name.startswith(("changelog", "history", "changes", "news")):
+        signal = 0.3
+    elif name.startswith("readme"):
+        signal = 0.55
+    if _RATIONALE.search(heading):
+        signal += 0.15
+    if len(text) >= 400:
+        signal += 0.05
+    return round(min(1.0, signal), 3)
+
+
+def doc_nodes(project_id: str, doc: DocFile, ts: int | None, max_chars: int) -> list[Node]:
+    """One node per section; a repeated heading in one file gets `` (2)``, `` (3)`` ..."""
+    nodes = []
+    seen: dict[str, int] = {}
+    for section in parse_sections(doc.path, doc.text):
+        count = seen[section.heading] = seen.get(section.heading, 0) + 1
+        heading = section.heading if count == 1 else f"{section.heading} ({count})"
+        body, _ = cap(section.text, max_chars)
+        nodes.append(Node(
+            project_id=project_id, kind="doc_section", source="docs",
+            ref=f"{doc.path}#{heading}", title=f"{doc.path} — {heading}", body=body, ts=ts,
+            signal=_doc_signal(doc.path, heading, section.text), provenance="authored",
+            grp=doc.path, files=[doc.path], meta={"path": doc.path, "heading": heading,
+                                                  "level": section.level},
+        ))
+    return nodes

@@ -1,0 +1,135 @@
+"""The shapes that cross module boundaries. Plain dataclasses: cheap to import."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "PROVENANCE_ORDER",
+    "Node",
+    "Provenance",
+    "SearchResponse",
+    "SearchResult",
+    "Status",
+    "SyncReport",
+    "node_id",
+]
+
+Provenance = Literal["observed", "authored", "recorded", "derived"]
+PROVENANCE_ORDER: tuple[Provenance, ...] = ("observed", "authored", "recorded", "derived")
+
+
+def node_id(project_id: str, kind: str, key: str) -> str:
+    """Content-addressed id: the same event always gets the same id, so ingest is idempotent."""
+    return hashlib.sha256(f"{project_id}\x00{kind}\x00{key}".encode()).hexdigest()
+
+
+@dataclass
+class Node:
+    """One remembered thing, whatever its source."""
+
+    project_id: str
+    kind: str
+    source: str
+    ref: str
+    title: str
+    body: str
+    ts: int | None
+    signal: float
+    provenance: Provenance
+    grp: str | None = None
+    files: list[str] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return node_id(self.project_id, self.kind, self.ref)
+
+    @property
+    def content_hash(self) -> str:
+        payload = json.dumps(
+            [self.title, self.body, self.ts, self.signal, self.grp, self.files, self.meta],
+            sort_keys=True, ensure_ascii=False, default=str,
+        )
+        return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass
+class SearchResult:
+    """One packed hit, as both adapters show it."""
+
+    id: str
+    kind: str
+    title: str
+    ts: int | None
+    date: str  # ISO day, or "date unknown"
+    provenance: str
+    trust: str
+    score: float
+    signal: float
+    tokens: int
+    summary: str
+    project: str
+    ref: str
+    superseded: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SearchResponse:
+    query: str
+    budget: int
+    tokens_used: int
+    matched: int
+    results: list[SearchResult]
+    projects: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # projects that could not be read
+    text: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("text")
+        return data
+
+
+@dataclass
+class SyncReport:
+    project: str
+    root: str
+    commits: int = 0
+    diffs: int = 0
+    docs_sections: int = 0
+    docs_files_parsed: int = 0
+    removed: int = 0
+    full_walk: bool = False
+    rebuilt: bool = False
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Status:
+    project: str
+    project_id: str
+    root: str
+    database: str
+    nodes: int
+    by_kind: dict[str, int]
+    first_ts: int | None
+    last_ts: int | None
+    last_sync: str | None
+    head: str | None
+    cursor: str | None
+    vector: str
+    schema_version: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

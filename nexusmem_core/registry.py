@@ -1,0 +1,100 @@
+"""``$NEXUSMEM_HOME/projects.json``: which repositories have a memory, for cross-project recall.
+
+An index, not a source of truth: an entry may point at a database that moved or sits on an
+unmounted drive, so entries are only removed on request (``projects --prune``). Writes are
+atomic (temp file + rename) under an advisory lock; a corrupt file reads as empty with a warning
+and is kept aside as ``projects.json.corrupt`` before it is replaced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .logging import get_logger
+
+__all__ = ["ProjectEntry", "load_registry", "register_project", "remove_projects"]
+
+REGISTRY_FILE = "projects.json"
+log = get_logger("registry")
+
+
+@dataclass
+class ProjectEntry:
+    project_id: str
+    name: str
+    root: str
+    database: str
+    last_sync: str | None = None
+
+
+def _path(home: Path) -> Path:
+    return home / REGISTRY_FILE
+
+
+def load_registry(home: Path) -> list[ProjectEntry]:
+    """Every registered project; a missing or corrupt file gives an empty list."""
+    path = _path(home)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        entries = [ProjectEntry(**item) for item in data["projects"]]
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        log.warning("registry_unreadable", file=str(path), error=str(err),
+                    hint="read as empty; it is rebuilt by the next sync of each repository")
+        return []
+    return entries
+
+
+@contextlib.contextmanager
+def _locked(home: Path) -> Iterator[None]:
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / ".projects.lock", "a+b") as handle:
+        try:
+            import fcntl
+        except ImportError:  # Windows: last writer wins, the file is still never torn
+            yield
+            return
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _write(home: Path, entries: list[ProjectEntry]) -> None:
+    path = _path(home)
+    if path.exists():
+        try:
+            json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            os.replace(path, path.with_suffix(".json.corrupt"))
+    payload = {"version": 1, "projects": [asdict(e) for e in entries]}
+    fd, tmp = tempfile.mkstemp(dir=home, prefix=".projects.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(payload, handle, indent=2)
+        handle.write("\n")
+    os.replace(tmp, path)
+
+
+def register_project(home: Path, entry: ProjectEntry, synced: bool = False) -> None:
+    """Add or refresh one project's entry (keyed by its root)."""
+    with _locked(home):
+        entries = [e for e in load_registry(home) if e.root != entry.root]
+        if synced:
+            entry.last_sync = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        entries.append(entry)
+        entries.sort(key=lambda e: e.root)
+        _write(home, entries)
+
+
+def remove_projects(home: Path, roots: set[str]) -> None:
+    with _locked(home):
+        _write(home, [e for e in load_registry(home) if e.root not in roots])

@@ -1,0 +1,156 @@
+"""Connections: one factory, WAL, busy_timeout, and one writer transaction per operation.
+
+Several MCP servers, hooks and a sync may open the same file at once. WAL lets readers run beside
+the single writer; ``BEGIN IMMEDIATE`` takes the write lock up front so a transaction never fails
+half-way on a lock upgrade; busy_timeout makes a second writer wait instead of failing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import aiosqlite
+
+from ..errors import StoreError
+from .migrations import migrate
+
+__all__ = ["DB_ERRORS", "Database", "VectorSupport", "open_database", "sqlite_module"]
+
+BUSY_TIMEOUT_MS = 15_000
+
+
+def sqlite_module() -> ModuleType:
+    """The stdlib ``sqlite3`` if it can load extensions, else the drop-in ``sqlean`` build.
+
+    pyenv's and macOS's system Pythons are built without ``enable_load_extension``; sqlean.py
+    ships a SQLite that has it (and FTS5) on Linux, macOS and Windows.
+    """
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        return sqlite3
+    try:
+        import sqlean  # type: ignore[import-untyped]
+    except ImportError:
+        return sqlite3
+    return sqlean  # type: ignore[no-any-return]
+
+
+DB_ERRORS: tuple[type[Exception], ...] = (
+    sqlite3.DatabaseError,
+    sqlite_module().DatabaseError,
+)
+
+
+@dataclass(frozen=True)
+class VectorSupport:
+    """Whether sqlite-vec loaded into this connection, and why not if it did not."""
+
+    loaded: bool
+    version: str | None = None
+    reason: str | None = None
+
+
+def _load_vec(conn: Any, wanted: bool) -> VectorSupport:
+    if not wanted:
+        return VectorSupport(False, reason="disabled by NEXUSMEM_VECTOR=off")
+    if not hasattr(conn, "enable_load_extension"):
+        return VectorSupport(
+            False, reason="this Python's SQLite cannot load extensions; install sqlean.py"
+        )
+    try:
+        import sqlite_vec  # type: ignore[import-untyped]
+
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+        (version,) = conn.execute("select vec_version()").fetchone()
+    except Exception as err:  # any failure here means: run on BM25
+        return VectorSupport(False, reason=f"sqlite-vec could not be loaded: {err}")
+    return VectorSupport(True, version=str(version))
+
+
+def _connector(path: Path, read_only: bool, want_vec: bool, out: list[VectorSupport]) -> Any:
+    module = sqlite_module()
+
+    def connect() -> Any:
+        uri = f"file:{path.as_posix()}?mode=ro" if read_only else f"file:{path.as_posix()}"
+        conn = module.connect(
+            uri, uri=True, isolation_level=None, check_same_thread=False, timeout=15
+        )
+        conn.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("pragma foreign_keys = on")
+        if not read_only:
+            conn.execute("pragma journal_mode = wal")
+            conn.execute("pragma synchronous = normal")
+        out.append(_load_vec(conn, want_vec))
+        return conn
+
+    return connect
+
+
+class Database:
+    """An aiosqlite connection plus the writer discipline every operation follows."""
+
+    def __init__(self, conn: aiosqlite.Connection, path: Path, vectors: VectorSupport) -> None:
+        self.conn = conn
+        self.path = path
+        self.vectors = vectors
+
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        async with self.conn.execute(sql, params) as cur:
+            return list(await cur.fetchall())
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        async with self.conn.execute(sql, params) as cur:
+            return await cur.fetchone()  # type: ignore[no-any-return]
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run one statement; return the number of rows it changed."""
+        async with self.conn.execute(sql, params) as cur:
+            return cur.rowcount
+
+    async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
+        """Run one statement per row; return the rows changed (triggers' changes excluded)."""
+        async with self.conn.executemany(sql, rows) as cur:
+            return cur.rowcount
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Database]:
+        """One write transaction: all of it lands, or (on any exception) none of it."""
+        await self.conn.execute("begin immediate")
+        try:
+            yield self
+        except BaseException:
+            await self.conn.execute("rollback")
+            raise
+        await self.conn.execute("commit")
+
+    async def close(self) -> None:
+        await self.conn.close()
+
+
+@asynccontextmanager
+async def open_database(
+    path: Path, *, read_only: bool = False, vectors: bool = True
+) -> AsyncIterator[Database]:
+    """Open (and, when writable, migrate) the memory database at ``path``."""
+    support: list[VectorSupport] = []
+    conn = aiosqlite.Connection(_connector(path, read_only, vectors, support), iter_chunk_size=256)
+    try:
+        await conn.__aenter__()
+    except Exception as err:
+        raise StoreError(f"{path}: cannot open the memory database ({err})") from err
+    db = Database(conn, path, support[0])
+    try:
+        if not read_only:
+            await migrate(db)
+        yield db
+    except DB_ERRORS as err:
+        raise StoreError(f"{path}: {err}; move the file aside and run `nexusmem sync`") from err
+    finally:
+        await conn.close()

@@ -1,0 +1,143 @@
+"""The schema, as an ordered registry of migrations.
+
+Each migration runs in its own transaction together with its row in ``schema_migrations``, so a
+crash leaves the database either before or after it. A shipped migration is never edited; a
+change is a new entry at the end. ``tests/store/test_migrations.py`` pins the resulting schema.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .db import Database
+
+__all__ = ["MIGRATIONS", "migrate"]
+
+_V1_NODES = """
+create table projects (
+    id          text primary key,          -- normalized origin URL, else absolute path
+    name        text not null,
+    root        text not null,
+    origin      text,
+    created_at  integer not null
+);
+
+create table nodes (
+    seq          integer primary key,      -- stable rowid for the FTS external content
+    id           text not null unique,     -- sha256(project id, kind, natural key)
+    project_id   text not null references projects(id),
+    kind         text not null,            -- git_commit, file_diff, doc_section, ...
+    source       text not null,            -- the collector that wrote it: git, diff, docs
+    ref          text not null,            -- natural key: sha, sha:path, path#heading
+    grp          text,                     -- siblings share it: doc path, commit of a diff
+    title        text not null,
+    body         text not null,
+    ts           integer,                  -- when the event happened (unix s); null = unknown
+    created_at   integer not null,         -- when this store recorded it (unix s)
+    signal       real not null check (signal >= 0 and signal <= 1),
+    provenance   text not null
+                 check (provenance in ('observed', 'authored', 'recorded', 'derived')),
+    trust        text not null default 'candidate'
+                 check (trust in ('candidate', 'verified', 'rejected')),
+    supersedes   text,                     -- id of the older node this one replaces
+    content_hash text not null,
+    meta         text not null default '{}'
+);
+create index nodes_project_kind on nodes(project_id, kind, ts);
+create index nodes_project_source_ref on nodes(project_id, source, ref);
+create index nodes_supersedes on nodes(supersedes) where supersedes is not null;
+
+create table node_files (
+    node_id text not null references nodes(id) on delete cascade,
+    path    text not null,
+    primary key (node_id, path)
+) without rowid;
+create index node_files_path on node_files(path);
+
+-- Per-source progress: the git cursor, last sync times.
+create table cursors (
+    project_id text not null,
+    source     text not null,
+    value      text not null,
+    primary key (project_id, source)
+) without rowid;
+
+-- One row per tracked doc file: its content hash (unchanged files are not re-parsed) and
+-- the time of the last commit that touched it.
+create table doc_files (
+    project_id   text not null,
+    path         text not null,
+    content_hash text not null,
+    ts           integer,
+    primary key (project_id, path)
+) without rowid;
+"""
+
+_V1_FTS = """
+create virtual table nodes_fts using fts5(
+    title, body,
+    content='nodes', content_rowid='seq',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+create trigger nodes_ai after insert on nodes begin
+    insert into nodes_fts(rowid, title, body) values (new.seq, new.title, new.body);
+end;
+create trigger nodes_ad after delete on nodes begin
+    insert into nodes_fts(nodes_fts, rowid, title, body)
+    values ('delete', old.seq, old.title, old.body);
+end;
+create trigger nodes_au after update of title, body on nodes begin
+    insert into nodes_fts(nodes_fts, rowid, title, body)
+    values ('delete', old.seq, old.title, old.body);
+    insert into nodes_fts(rowid, title, body) values (new.seq, new.title, new.body);
+end;
+"""
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (1, "nodes", _V1_NODES),
+    (2, "fts", _V1_FTS),
+]
+
+
+async def migrate(db: Database) -> list[int]:
+    """Apply every migration the database has not had yet; return their versions."""
+    await db.execute(
+        "create table if not exists schema_migrations "
+        "(version integer primary key, name text not null, applied_at integer not null)"
+    )
+    done = {row[0] for row in await db.fetchall("select version from schema_migrations")}
+    applied = []
+    for version, name, sql in MIGRATIONS:
+        if version in done:
+            continue
+        async with db.transaction():
+            # Another process may have migrated while we waited for the write lock.
+            if await db.fetchone("select 1 from schema_migrations where version = ?", (version,)):
+                continue
+            for statement in _statements(sql):
+                await db.execute(statement)
+            await db.execute(
+                "insert into schema_migrations values (?, ?, ?)", (version, name, int(time.time()))
+            )
+        applied.append(version)
+    return applied
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration into statements; triggers keep their inner semicolons."""
+    out, current = [], []
+    for line in script.splitlines():
+        stripped = line.split("--", 1)[0].rstrip()
+        if not stripped:
+            continue
+        current.append(stripped)
+        text = "\n".join(current)
+        if stripped.endswith(";") and (not text.lstrip().startswith("create trigger") or
+                                       stripped.strip() == "end;"):
+            out.append(text)
+            current = []
+    if current:
+        out.append("\n".join(current))
+    return out

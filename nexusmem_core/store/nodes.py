@@ -1,0 +1,106 @@
+"""Writing and reading nodes. Every write is an idempotent upsert keyed by the content id."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..models import Node
+from .db import Database
+
+__all__ = [
+    "NODE_COLUMNS",
+    "delete_nodes",
+    "get_cursor",
+    "set_cursor",
+    "upsert_nodes",
+    "upsert_project",
+]
+
+NODE_COLUMNS = (
+    "n.id, n.project_id, n.kind, n.ref, n.grp, n.title, n.ts, n.created_at, n.signal, "
+    "n.provenance, n.trust, n.meta, "
+    "exists(select 1 from nodes s where s.supersedes = n.id) as superseded"
+)
+
+# Unchanged content (same hash) leaves the row alone: no write, no FTS churn, no new
+# created_at. Trust and supersedes belong to people and are never overwritten by a resync.
+_UPSERT = """
+insert into nodes (id, project_id, kind, source, ref, grp, title, body, ts, created_at,
+                   signal, provenance, content_hash, meta)
+values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+on conflict(id) do update set
+    grp = excluded.grp, title = excluded.title, body = excluded.body, ts = excluded.ts,
+    signal = excluded.signal, provenance = excluded.provenance,
+    content_hash = excluded.content_hash, meta = excluded.meta
+where nodes.content_hash != excluded.content_hash
+"""
+
+
+async def upsert_nodes(db: Database, nodes: Sequence[Node]) -> int:
+    """Insert or update ``nodes`` (inside the caller's transaction); return rows changed."""
+    if not nodes:
+        return 0
+    now = int(time.time())
+    rows = [
+        (n.id, n.project_id, n.kind, n.source, n.ref, n.grp, n.title, n.body, n.ts, now,
+         n.signal, n.provenance, n.content_hash, json.dumps(n.meta, ensure_ascii=False))
+        for n in nodes
+    ]
+    changed = await db.executemany(_UPSERT, rows)
+    files = [(n.id, path) for n in nodes for path in n.files]
+    if files:
+        await db.executemany(
+            "insert into node_files (node_id, path) values (?, ?) on conflict do nothing", files
+        )
+    return changed
+
+
+async def delete_nodes(db: Database, ids: Iterable[str]) -> int:
+    """Delete nodes by id (their files and FTS rows go with them); return how many."""
+    ids = list(ids)
+    deleted = 0
+    for start in range(0, len(ids), 500):
+        batch = ids[start : start + 500]
+        marks = ",".join("?" * len(batch))
+        await db.execute(f"delete from node_files where node_id in ({marks})", batch)
+        deleted += await db.execute(f"delete from nodes where id in ({marks})", batch)
+    return deleted
+
+
+async def upsert_project(db: Database, project_id: str, name: str, root: str,
+                         origin: str | None) -> None:
+    await db.execute(
+        "insert into projects (id, name, root, origin, created_at) values (?, ?, ?, ?, ?) "
+        "on conflict(id) do update set name = excluded.name, root = excluded.root, "
+        "origin = excluded.origin "
+        "where (projects.name, projects.root, projects.origin) "
+        "is not (excluded.name, excluded.root, excluded.origin)",
+        (project_id, name, root, origin, int(time.time())),
+    )
+
+
+async def get_cursor(db: Database, project_id: str, source: str) -> str | None:
+    row = await db.fetchone(
+        "select value from cursors where project_id = ? and source = ?", (project_id, source)
+    )
+    return row[0] if row else None
+
+
+async def set_cursor(db: Database, project_id: str, source: str, value: str) -> None:
+    await db.execute(
+        "insert into cursors (project_id, source, value) values (?, ?, ?) "
+        "on conflict(project_id, source) do update set value = excluded.value "
+        "where cursors.value != excluded.value",
+        (project_id, source, value),
+    )
+
+
+def decode_meta(raw: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
