@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from nexusmem_core.config import Settings
-    from nexusmem_core.engine import Engine
 
 __all__ = ["main"]
 
@@ -91,17 +90,20 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
 
     progress = _Progress(args.quiet)
     async with _engine(settings, args) as engine:
-        report = await handlers.sync(engine, rebuild=args.rebuild, since=args.since,
-                                     progress=progress)
+        report = await handlers.sync(
+            engine, rebuild=args.rebuild, since=args.since, progress=progress
+        )
     progress.done()
     if args.json:
         _print_json(report.to_dict())
     elif not args.quiet:
         walk = "full walk" if report.full_walk else "incremental"
-        print(f"synced {report.project} in {report.seconds:.2f}s ({walk}"
-              f"{', rebuilt' if report.rebuilt else ''}): {report.commits} commit(s), "
-              f"{report.diffs} file diff(s), {report.docs_sections} doc section(s) written, "
-              f"{report.removed} removed")
+        print(
+            f"synced {report.project} in {report.seconds:.2f}s ({walk}"
+            f"{', rebuilt' if report.rebuilt else ''}): {report.commits} commit(s), "
+            f"{report.diffs} file diff(s), {report.docs_sections} doc section(s) written, "
+            f"{report.removed} removed"
+        )
     return 0
 
 
@@ -117,7 +119,7 @@ async def cmd_query(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(response.to_dict())
     else:
-        sys.stdout.write(response.text)
+        sys.stdout.write(response.render())
     return 0
 
 
@@ -155,7 +157,6 @@ async def cmd_projects(settings: Settings, args: argparse.Namespace) -> int:
 def _scan(source: str) -> Callable[[Settings, argparse.Namespace], Awaitable[int]]:
     async def command(settings: Settings, args: argparse.Namespace) -> int:
         from nexusmem_core import handlers
-
         from nexusmem_core.engine import read_project
 
         # A dry run works before init and creates nothing.
@@ -186,12 +187,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nexusmem",
         description="Local memory for coding agents: what happened in this repository, "
-                    "ranked and packed into a token budget.",
+        "ranked and packed into a token budget.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     repo = argparse.ArgumentParser(add_help=False)
-    repo.add_argument("-C", metavar="PATH", default=".",
-                      help="run against the repository at PATH (default: here)")
+    repo.add_argument(
+        "-C", metavar="PATH", default=".", help="run against the repository at PATH (default: here)"
+    )
     as_json = argparse.ArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print JSON for machines")
 
@@ -199,23 +201,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_init)
 
     p = sub.add_parser("sync", parents=[repo, as_json], help="ingest what is new")
-    p.add_argument("--rebuild", action="store_true",
-                   help="drop this project's nodes and ingest from scratch (atomically)")
+    p.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="drop this project's nodes and ingest from scratch (atomically)",
+    )
     p.add_argument("--since", metavar="DATE", help="only commits after DATE (git's date forms)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     p.set_defaults(func=cmd_sync)
 
     p = sub.add_parser("query", parents=[repo, as_json], help="ask the memory something")
     p.add_argument("text", nargs="+", help="what to look for, in plain words")
-    p.add_argument("--budget", type=int, metavar="TOKENS",
-                   help="token budget for the packed result (default from config: 2000)")
-    p.add_argument("--all-projects", action="store_true",
-                   help="search every registered repository")
+    p.add_argument(
+        "--budget",
+        type=int,
+        metavar="TOKENS",
+        help="token budget for the packed result (default from config: 2000)",
+    )
+    p.add_argument("--all-projects", action="store_true", help="search every registered repository")
     p.set_defaults(func=cmd_query)
 
     p = sub.add_parser("status", parents=[repo, as_json], help="what is remembered")
-    p.add_argument("--share", action="store_true",
-                   help="a plain summary to paste elsewhere (no paths, no content)")
+    p.add_argument(
+        "--share",
+        action="store_true",
+        help="a plain summary to paste elsewhere (no paths, no content)",
+    )
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("projects", parents=[as_json], help="registered repositories")
@@ -226,8 +237,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_mcp)
 
     for source, what in (("git", "commits"), ("diff", "file diffs"), ("docs", "doc sections")):
-        p = sub.add_parser(f"scan-{source}", parents=[repo, as_json],
-                           help=f"dry run: the {what} a sync would write")
+        p = sub.add_parser(
+            f"scan-{source}",
+            parents=[repo, as_json],
+            help=f"dry run: the {what} a sync would write",
+        )
         p.add_argument("--limit", type=int, metavar="N", help="show at most N nodes")
         p.set_defaults(func=_scan(source))
     return parser

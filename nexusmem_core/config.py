@@ -51,7 +51,7 @@ class GitSource(_Section):
 
 class DiffSource(_Section):
     enabled: bool = True
-    max_commits: int = Field(200, ge=0, le=1_000_000)
+    max_commits: int = Field(default=200, ge=0, le=1_000_000)
     """Commits whose patches the first sync reads; later syncs read ``cursor..HEAD``."""
     skip_globs: list[str] = Field(default_factory=list)
     """Extra path globs to leave out, on top of lockfiles, vendored and build output."""
@@ -63,27 +63,27 @@ class DocsSource(_Section):
 
 
 class Sources(_Section):
-    git: GitSource = Field(default_factory=GitSource)
-    diff: DiffSource = Field(default_factory=DiffSource)
-    docs: DocsSource = Field(default_factory=DocsSource)
+    git: GitSource = GitSource()
+    diff: DiffSource = DiffSource()
+    docs: DocsSource = DocsSource()
 
 
 class Limits(_Section):
-    max_body_chars: int = Field(12_000, ge=200, le=1_000_000)
+    max_body_chars: int = Field(default=12_000, ge=200, le=1_000_000)
 
 
 class Retrieval(_Section):
-    budget: int = Field(2000, ge=50, le=200_000)
-    sibling_cap: int = Field(2, ge=1, le=50)
+    budget: int = Field(default=2000, ge=50, le=200_000)
+    sibling_cap: int = Field(default=2, ge=1, le=50)
 
 
 class ProjectConfig(_Section):
     """The validated contents of ``.nexusmem/config.json``."""
 
     version: Literal[1] = 1
-    sources: Sources = Field(default_factory=Sources)
-    limits: Limits = Field(default_factory=Limits)
-    retrieval: Retrieval = Field(default_factory=Retrieval)
+    sources: Sources = Sources()
+    limits: Limits = Limits()
+    retrieval: Retrieval = Retrieval()
 
 
 def load_config(path: Path) -> ProjectConfig:
@@ -109,7 +109,8 @@ def load_config(path: Path) -> ProjectConfig:
         first = err.errors()[0]
         field = ".".join(str(part) for part in first["loc"]) or "(top level)"
         raise ConfigError(
-            f"{path}: field {field!r}: {first['msg']}; fix the file or delete it to get the defaults"
+            f"{path}: field {field!r}: {first['msg']}; "
+            "fix the file or delete it to get the defaults"
         ) from err
 
 

@@ -69,8 +69,9 @@ async def read_project(path: Path) -> tuple[RepoInfo, ProjectConfig]:
 
 
 @asynccontextmanager
-async def open_engine(settings: Settings, path: Path, *, create: bool = False,
-                      read_only: bool = False) -> AsyncIterator[Engine]:
+async def open_engine(
+    settings: Settings, path: Path, *, create: bool = False, read_only: bool = False
+) -> AsyncIterator[Engine]:
     """Open the memory of the repository containing ``path``.
 
     ``create`` makes the workspace if it is missing (``init``, and ``sync_project`` over MCP);

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -9,21 +10,20 @@ from pathlib import Path
 from typing import Any
 
 from . import ingest
-from .collectors.git import RepoInfo, is_ancestor
+from .collectors.git import RepoInfo, is_ancestor, read_repo
 from .config import ProjectConfig, Settings
 from .engine import Engine, ensure_workspace, open_engine, read_project
 from .errors import NexusMemError, UsageError
+from .models import SearchResponse, Status, SyncReport
 from .paths import DB_FILE, workspace_dir
-from .models import SearchResponse, SearchResult, Status, SyncReport
 from .registry import ProjectEntry, load_registry, register_project, remove_projects
-from .retrieval.pack import format_date, pack
+from .retrieval.pack import display_title, format_date, pack
 from .retrieval.query import fts_match, query_terms
 from .retrieval.rank import prior_factor
 from .store.db import Database
 from .store.fts import Candidate, bm25_candidates, load_bodies
 from .store.nodes import (
     NODE_COLUMNS,
-    decode_meta,
     delete_nodes,
     get_cursor,
     set_cursor,
@@ -56,7 +56,9 @@ def _noop(_stage: str, _count: int) -> None:
 
 def _entry(engine: Engine) -> ProjectEntry:
     return ProjectEntry(
-        project_id=engine.project_id, name=engine.repo.name, root=str(engine.repo.root),
+        project_id=engine.project_id,
+        name=engine.repo.name,
+        root=str(engine.repo.root),
         database=str(engine.db.path),
     )
 
@@ -73,8 +75,9 @@ async def init_project(settings: Settings, path: Path) -> tuple[Path, list[str]]
         created.append(str(db_file))
     async with open_engine(settings, repo.root, create=True) as engine:
         async with engine.db.transaction():
-            await upsert_project(engine.db, engine.project_id, repo.name, str(repo.root),
-                                 repo.origin)
+            await upsert_project(
+                engine.db, engine.project_id, repo.name, str(repo.root), repo.origin
+            )
         register_project(settings.home, _entry(engine))
     return engine.workspace, created
 
@@ -82,10 +85,14 @@ async def init_project(settings: Settings, path: Path) -> tuple[Path, list[str]]
 # ---------------------------------------------------------------------------------------- sync
 
 
-async def sync(engine: Engine, *, rebuild: bool = False, since: str | None = None,
-               progress: Progress = _noop) -> SyncReport:
+async def sync(
+    engine: Engine, *, rebuild: bool = False, since: str | None = None, progress: Progress = _noop
+) -> SyncReport:
     """Ingest what is new since the last sync, in one transaction: all of it or none of it."""
     started = time.perf_counter()
+    if since and re.fullmatch(r"\d{4}-\d{2}-\d{2}", since.strip()):
+        since = since.strip() + "T00:00:00"  # git reads a bare date as that day at this hour
+    engine.repo = await read_repo(engine.repo.root)  # HEAD may have moved since it was opened
     repo, db, pid = engine.repo, engine.db, engine.project_id
     report = SyncReport(project=repo.name, root=str(repo.root), rebuilt=rebuild)
     async with db.transaction():
@@ -123,12 +130,14 @@ async def _drop_project(db: Database, pid: str) -> None:
     await db.execute("delete from doc_files where project_id = ?", (pid,))
 
 
-async def _sync_commits(engine: Engine, rev: str, since: str | None, touched: dict[str, int],
-                        progress: Progress) -> int:
+async def _sync_commits(
+    engine: Engine, rev: str, since: str | None, touched: dict[str, int], progress: Progress
+) -> int:
     """Upsert commit nodes; note the newest commit time of every path (doc dates come from it)."""
     batch, seen, changed = [], 0, 0
-    async for commit, node in ingest.commit_nodes(engine.project_id, engine.repo.root, rev,
-                                                  engine.config, since):
+    async for commit, node in ingest.commit_nodes(
+        engine.project_id, engine.repo.root, rev, engine.config, since
+    ):
         for _, path in commit.changes:
             touched.setdefault(path, commit.ts)
         batch.append(node)
@@ -144,8 +153,9 @@ async def _sync_commits(engine: Engine, rev: str, since: str | None, touched: di
 
 async def _sync_diffs(engine: Engine, rev_args: list[str], progress: Progress) -> int:
     batch, seen, changed = [], 0, 0
-    async for node in ingest.diff_nodes(engine.project_id, engine.repo.root, rev_args,
-                                        engine.config):
+    async for node in ingest.diff_nodes(
+        engine.project_id, engine.repo.root, rev_args, engine.config
+    ):
         batch.append(node)
         seen += 1
         if len(batch) >= BATCH:
@@ -156,8 +166,9 @@ async def _sync_diffs(engine: Engine, rev_args: list[str], progress: Progress) -
     return changed
 
 
-async def _sync_docs(engine: Engine, touched: dict[str, int], report: SyncReport,
-                     progress: Progress) -> None:
+async def _sync_docs(
+    engine: Engine, touched: dict[str, int], report: SyncReport, progress: Progress
+) -> None:
     """Re-parse only the doc files whose content or date changed; forget vanished sections."""
     db, pid = engine.db, engine.project_id
     stored = {
@@ -205,33 +216,30 @@ async def _ranked(db: Database, pid: str, match: str) -> list[Candidate]:
     candidates = await bm25_candidates(db, match, pid, CANDIDATES)
     now = time.time()
     for c in candidates:
-        c.score = c.relevance * prior_factor(c.signal, c.ts, c.provenance, c.trust,
-                                             c.superseded, now)
+        c.score = c.relevance * prior_factor(
+            c.signal, c.ts, c.provenance, c.trust, c.superseded, now
+        )
     candidates.sort(key=lambda c: c.score, reverse=True)
     return candidates
 
 
-def _respond(query: str, budget: int, sibling_cap: int, candidates: list[Candidate],
-             names: dict[str, str], tag_projects: bool) -> SearchResponse:
-    terms = query_terms(query)
-    packed = pack(candidates, terms, budget, sibling_cap, names if tag_projects else None)
-    results = [
-        SearchResult(
-            id=c.id, kind=c.kind, title=c.title, ts=c.ts, date=format_date(c.ts),
-            provenance=c.provenance, trust=c.trust, score=round(c.score, 6),
-            signal=c.signal, tokens=tokens, summary=summary,
-            project=names.get(c.project_id, c.project_id), ref=c.ref, superseded=c.superseded,
-        )
-        for c, summary, _, tokens in packed
-    ]
-    header = f"Relevant history for: {query}"
-    if tag_projects:
-        header = f"scope   {len(names)} project(s): {', '.join(sorted(names.values()))}\n\n" + header
-    body = "\n".join(entry for _, _, entry, _ in packed) or "(nothing in memory matches)"
+def _respond(
+    query: str,
+    budget: int,
+    sibling_cap: int,
+    candidates: list[Candidate],
+    names: dict[str, str],
+    all_projects: bool,
+) -> SearchResponse:
+    results = pack(candidates, query_terms(query), budget, sibling_cap, names, all_projects)
     return SearchResponse(
-        query=query, budget=budget, tokens_used=sum(r.tokens for r in results),
-        matched=len(candidates), results=results, projects=sorted(names.values()),
-        text=f"{header}\n\n{body}\n",
+        query=query,
+        budget=budget,
+        tokens_used=sum(r.tokens for r in results),
+        matched=len(candidates),
+        results=results,
+        all_projects=all_projects,
+        projects=sorted(names.values()),
     )
 
 
@@ -248,9 +256,15 @@ async def search(engine: Engine, query: str, budget: int | None = None) -> Searc
     budget = budget or engine.config.retrieval.budget
     match = fts_match(query)
     candidates = await _ranked(engine.db, engine.project_id, match) if match else []
-    await load_bodies(engine.db, candidates[: CANDIDATES])
-    return _respond(query, budget, engine.config.retrieval.sibling_cap, candidates,
-                    {engine.project_id: engine.repo.name}, tag_projects=False)
+    await load_bodies(engine.db, candidates[:CANDIDATES])
+    return _respond(
+        query,
+        budget,
+        engine.config.retrieval.sibling_cap,
+        candidates,
+        {engine.project_id: engine.repo.name},
+        all_projects=False,
+    )
 
 
 async def search_all(settings: Settings, query: str, budget: int | None = None) -> SearchResponse:
@@ -278,10 +292,8 @@ async def search_all(settings: Settings, query: str, budget: int | None = None) 
         for rank, c in enumerate(ranked, start=1):
             c.score = 1.0 / (RRF_K + rank)
             fused.append(c)
-    response = _respond(query, budget, 2, fused, names, tag_projects=True)
+    response = _respond(query, budget, 2, fused, names, all_projects=True)
     response.skipped = skipped
-    if skipped:
-        response.text += "\nskipped: " + "; ".join(skipped) + "\n"
     return response
 
 
@@ -290,23 +302,36 @@ async def search_all(settings: Settings, query: str, budget: int | None = None) 
 
 async def status(engine: Engine) -> Status:
     db, pid = engine.db, engine.project_id
-    by_kind = dict(await db.fetchall(
-        "select kind, count(*) from nodes where project_id = ? group by kind order by 2 desc",
-        (pid,),
-    ))
+    by_kind = dict(
+        await db.fetchall(
+            "select kind, count(*) from nodes where project_id = ? group by kind order by 2 desc",
+            (pid,),
+        )
+    )
     first, last = await db.fetchone(
         "select min(ts), max(ts) from nodes where project_id = ?", (pid,)
     ) or (None, None)
     (version,) = await db.fetchone("select max(version) from schema_migrations") or (0,)
     vectors = db.vectors
-    vector = (f"sqlite-vec {vectors.version} loaded; no embedding model configured yet, "
-              "searching with BM25" if vectors.loaded
-              else f"off: {vectors.reason}; searching with BM25")
+    vector = (
+        f"sqlite-vec {vectors.version} loaded; no embedding model configured yet, "
+        "searching with BM25"
+        if vectors.loaded
+        else f"off: {vectors.reason}; searching with BM25"
+    )
     return Status(
-        project=engine.repo.name, project_id=pid, root=str(engine.repo.root),
-        database=str(db.path), nodes=sum(by_kind.values()), by_kind=by_kind,
-        first_ts=first, last_ts=last, last_sync=await get_cursor(db, pid, "last_sync"),
-        head=engine.repo.head, cursor=await get_cursor(db, pid, "git"), vector=vector,
+        project=engine.repo.name,
+        project_id=pid,
+        root=str(engine.repo.root),
+        database=str(db.path),
+        nodes=sum(by_kind.values()),
+        by_kind=by_kind,
+        first_ts=first,
+        last_ts=last,
+        last_sync=await get_cursor(db, pid, "last_sync"),
+        head=engine.repo.head,
+        cursor=await get_cursor(db, pid, "git"),
+        vector=vector,
         schema_version=version,
     )
 
@@ -329,13 +354,16 @@ def share_text(s: Status) -> str:
     span = f"{format_date(s.first_ts)} .. {format_date(s.last_ts)}" if s.nodes else "empty"
     lines = [f"NexusMem memory of {s.project}", f"{s.nodes} node(s)  {span}"]
     lines += [f"{count:>10}  {kind}" for kind, count in s.by_kind.items()]
-    search_mode = "hybrid" if s.vector.startswith("sqlite-vec") and "no embedding" not in s.vector \
-        else "BM25"
+    search_mode = (
+        "hybrid" if s.vector.startswith("sqlite-vec") and "no embedding" not in s.vector else "BM25"
+    )
     lines.append(f"search     {search_mode}")
     return "\n".join(lines)
 
 
-async def list_recent(engine: Engine, limit: int = 20, kind: str | None = None) -> list[dict[str, Any]]:
+async def list_recent(
+    engine: Engine, limit: int = 20, kind: str | None = None
+) -> list[dict[str, Any]]:
     """The most recent nodes, newest first, optionally of one kind."""
     if not 1 <= limit <= 500:
         raise UsageError("limit: must be between 1 and 500")
@@ -348,32 +376,47 @@ async def list_recent(engine: Engine, limit: int = 20, kind: str | None = None) 
         f"order by n.ts is null, n.ts desc, n.seq desc limit ?",
         (*params, limit),
     )
-    return [
-        {"id": r[0], "kind": r[2], "ref": r[3], "title": r[5], "date": format_date(r[6]),
-         "ts": r[6], "provenance": r[9], "trust": r[10], "signal": r[8]}
-        for r in rows
-    ]
+    return [_summary(Candidate.from_row(r, 0.0)) for r in rows]
+
+
+def _summary(c: Candidate) -> dict[str, Any]:
+    return {
+        "id": c.id,
+        "kind": c.kind,
+        "ref": c.ref,
+        "title": display_title(c),
+        "date": format_date(c.ts),
+        "ts": c.ts,
+        "provenance": c.provenance,
+        "trust": c.trust,
+        "signal": c.signal,
+        "superseded": c.superseded,
+    }
 
 
 async def get_node(engine: Engine, node_id: str) -> dict[str, Any] | None:
+    """One node in full: text, files, metadata."""
     row = await engine.db.fetchone(
         f"select {NODE_COLUMNS}, n.body from nodes n where n.id = ?", (node_id,)
     )
     if row is None:
         return None
-    files = [p for (p,) in await engine.db.fetchall(
-        "select path from node_files where node_id = ? order by path", (node_id,))]
-    return {"id": row[0], "kind": row[2], "ref": row[3], "title": row[5], "ts": row[6],
-            "date": format_date(row[6]), "provenance": row[9], "trust": row[10],
-            "signal": row[8], "meta": decode_meta(row[11]), "superseded": bool(row[12]),
-            "body": row[13], "files": files}
+    candidate = Candidate.from_row(row, 0.0)
+    files = [
+        p
+        for (p,) in await engine.db.fetchall(
+            "select path from node_files where node_id = ? order by path", (node_id,)
+        )
+    ]
+    return {**_summary(candidate), "meta": candidate.meta, "body": row[13], "files": files}
 
 
 # ---------------------------------------------------------------------------------------- scan
 
 
-async def scan(repo: RepoInfo, cfg: ProjectConfig, source: str,
-               limit: int | None = None) -> list[dict[str, Any]]:
+async def scan(
+    repo: RepoInfo, cfg: ProjectConfig, source: str, limit: int | None = None
+) -> list[dict[str, Any]]:
     """What a sync would write for one source, without writing: ``git``, ``diff`` or ``docs``."""
     pid = repo.project_id
     nodes = []
@@ -393,8 +436,16 @@ async def scan(repo: RepoInfo, cfg: ProjectConfig, source: str,
             nodes += ingest.doc_nodes(pid, doc, doc.mtime, cfg.limits.max_body_chars)
         nodes = nodes[:limit] if limit else nodes
     return [
-        {"id": n.id, "kind": n.kind, "ref": n.ref, "title": n.title, "date": format_date(n.ts),
-         "signal": n.signal, "provenance": n.provenance, "chars": len(n.body)}
+        {
+            "id": n.id,
+            "kind": n.kind,
+            "ref": n.ref,
+            "title": n.title,
+            "date": format_date(n.ts),
+            "signal": n.signal,
+            "provenance": n.provenance,
+            "chars": len(n.body),
+        }
         for n in nodes
     ]
 
@@ -415,8 +466,15 @@ async def list_projects(settings: Settings, prune: bool = False) -> ProjectsRepo
         present = Path(entry.database).is_file()
         if not present:
             missing.add(entry.root)
-        rows.append({"name": entry.name, "root": entry.root, "database": entry.database,
-                     "last_sync": entry.last_sync, "present": present})
+        rows.append(
+            {
+                "name": entry.name,
+                "root": entry.root,
+                "database": entry.database,
+                "last_sync": entry.last_sync,
+                "present": present,
+            }
+        )
     if prune and missing:
         remove_projects(settings.home, missing)
         rows = [r for r in rows if r["root"] not in missing]

@@ -47,12 +47,21 @@ def commit_node(project_id: str, commit: Commit, max_chars: int) -> Node:
         body += "\n\nFiles:\n" + "\n".join(lines)
     body, _ = cap(body, max_chars)
     return Node(
-        project_id=project_id, kind="git_commit", source="git", ref=commit.sha,
-        title=commit.subject or "(no message)", body=body, ts=commit.ts,
-        signal=commit_signal(commit), provenance="observed",
+        project_id=project_id,
+        kind="git_commit",
+        source="git",
+        ref=commit.sha,
+        title=commit.subject or "(no message)",
+        body=body,
+        ts=commit.ts,
+        signal=commit_signal(commit),
+        provenance="observed",
         files=sorted({path for _, path in commit.changes[:500]}),
-        meta={"parents": commit.parents, "author": commit.author,
-              "files_changed": len(commit.changes)},
+        meta={
+            "parents": commit.parents,
+            "author": commit.author,
+            "files_changed": len(commit.changes),
+        },
     )
 
 
@@ -60,23 +69,41 @@ def diff_node(project_id: str, commit: Commit, patch: FilePatch, max_chars: int)
     """One changed file of one commit, its patch kept whole up to ``max_chars``."""
     body, truncated = cap(patch.patch, max_chars)
     return Node(
-        project_id=project_id, kind="file_diff", source="diff", ref=f"{commit.sha}:{patch.path}",
-        title=f"{patch.path} @ {commit.sha[:7]} — {commit.subject or '(no message)'}",
-        body=body, ts=commit.ts, signal=commit_signal(commit), provenance="observed",
-        grp=f"commit:{commit.sha}", files=[patch.path],
-        meta={"sha": commit.sha, "path": patch.path, "status": patch.status,
-              "added": patch.added, "deleted": patch.deleted, "truncated": truncated},
+        project_id=project_id,
+        kind="file_diff",
+        source="diff",
+        ref=f"{commit.sha}:{patch.path}",
+        # Only the path is indexed as the title: the subject belongs to the commit node, and
+        # repeating it here made every diff outrank the commit that explains it.
+        title=f"{patch.path} @ {commit.sha[:7]}",
+        body=body,
+        ts=commit.ts,
+        signal=commit_signal(commit),
+        provenance="observed",
+        grp=f"commit:{commit.sha}",
+        files=[patch.path],
+        meta={
+            "sha": commit.sha,
+            "subject": commit.subject,
+            "path": patch.path,
+            "status": patch.status,
+            "added": patch.added,
+            "deleted": patch.deleted,
+            "truncated": truncated,
+        },
     )
 
 
-async def commit_nodes(project_id: str, root: Path, rev_range: str, config: ProjectConfig,
-                       since: str | None = None) -> AsyncIterator[tuple[Commit, Node]]:
+async def commit_nodes(
+    project_id: str, root: Path, rev_range: str, config: ProjectConfig, since: str | None = None
+) -> AsyncIterator[tuple[Commit, Node]]:
     async for commit in walk_commits(root, rev_range, since):
         yield commit, commit_node(project_id, commit, config.limits.max_body_chars)
 
 
-async def diff_nodes(project_id: str, root: Path, rev_args: list[str],
-                     config: ProjectConfig) -> AsyncIterator[Node]:
+async def diff_nodes(
+    project_id: str, root: Path, rev_args: list[str], config: ProjectConfig
+) -> AsyncIterator[Node]:
     skip = config.sources.diff.skip_globs
     async for commit, patches in walk_patches(root, rev_args):
         for patch in patches:
@@ -106,8 +133,11 @@ async def read_doc_files(root: Path, config: ProjectConfig) -> list[DocFile]:
     return files
 
 
-_RATIONALE = re.compile(r"\b(why|rationale|decision|design|trade-?offs?|caveats?|limitations?|"
-                        r"known issues|gotchas?|troubleshoot\w*)\b", re.IGNORECASE)
+_RATIONALE = re.compile(
+    r"\b(why|rationale|decision|design|trade-?offs?|caveats?|limitations?|"
+    r"known issues|gotchas?|troubleshoot\w*)\b",
+    re.IGNORECASE,
+)
 
 
 def _doc_signal(path: str, heading: str, text: str) -> float:
@@ -132,11 +162,20 @@ def doc_nodes(project_id: str, doc: DocFile, ts: int | None, max_chars: int) -> 
         count = seen[section.heading] = seen.get(section.heading, 0) + 1
         heading = section.heading if count == 1 else f"{section.heading} ({count})"
         body, _ = cap(section.text, max_chars)
-        nodes.append(Node(
-            project_id=project_id, kind="doc_section", source="docs",
-            ref=f"{doc.path}#{heading}", title=f"{doc.path} — {heading}", body=body, ts=ts,
-            signal=_doc_signal(doc.path, heading, section.text), provenance="authored",
-            grp=doc.path, files=[doc.path], meta={"path": doc.path, "heading": heading,
-                                                  "level": section.level},
-        ))
+        nodes.append(
+            Node(
+                project_id=project_id,
+                kind="doc_section",
+                source="docs",
+                ref=f"{doc.path}#{heading}",
+                title=f"{doc.path} — {heading}",
+                body=body,
+                ts=ts,
+                signal=_doc_signal(doc.path, heading, section.text),
+                provenance="authored",
+                grp=doc.path,
+                files=[doc.path],
+                meta={"path": doc.path, "heading": heading, "level": section.level},
+            )
+        )
     return nodes

@@ -52,7 +52,9 @@ class Node:
     def content_hash(self) -> str:
         payload = json.dumps(
             [self.title, self.body, self.ts, self.signal, self.grp, self.files, self.meta],
-            sort_keys=True, ensure_ascii=False, default=str,
+            sort_keys=True,
+            ensure_ascii=False,
+            default=str,
         )
         return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -87,14 +89,27 @@ class SearchResponse:
     tokens_used: int
     matched: int
     results: list[SearchResult]
+    all_projects: bool = False
     projects: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # projects that could not be read
-    text: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("text")
-        return data
+        return asdict(self)
+
+    def render(self) -> str:
+        """The context block: what an agent reads."""
+        from .retrieval.pack import render_entry
+
+        header = f"Relevant history for: {self.query}"
+        if self.all_projects:
+            header = (
+                f"scope   {len(self.projects)} project(s): {', '.join(self.projects)}\n\n" + header
+            )
+        body = "\n".join(render_entry(r, self.all_projects) for r in self.results)
+        text = f"{header}\n\n{body or '(nothing in memory matches)'}\n"
+        if self.skipped:
+            text += "\nskipped: " + "; ".join(self.skipped) + "\n"
+        return text
 
 
 @dataclass

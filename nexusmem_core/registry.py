@@ -47,8 +47,12 @@ def load_registry(home: Path) -> list[ProjectEntry]:
     except FileNotFoundError:
         return []
     except (OSError, ValueError, KeyError, TypeError) as err:
-        log.warning("registry_unreadable", file=str(path), error=str(err),
-                    hint="read as empty; it is rebuilt by the next sync of each repository")
+        log.warning(
+            "registry_unreadable",
+            file=str(path),
+            error=str(err),
+            hint="read as empty; it is rebuilt by the next sync of each repository",
+        )
         return []
     return entries
 

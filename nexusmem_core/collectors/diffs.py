@@ -18,13 +18,40 @@ __all__ = ["FilePatch", "is_skipped_path", "parse_patches", "walk_patches"]
 
 
 SKIP_NAMES = {
-    "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",
-    "Cargo.lock", "poetry.lock", "Pipfile.lock", "uv.lock", "pdm.lock", "Gemfile.lock",
-    "composer.lock", "go.sum", "mix.lock", "pubspec.lock", "flake.lock", "packages.lock.json",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "bun.lockb",
+    "Cargo.lock",
+    "poetry.lock",
+    "Pipfile.lock",
+    "uv.lock",
+    "pdm.lock",
+    "Gemfile.lock",
+    "composer.lock",
+    "go.sum",
+    "mix.lock",
+    "pubspec.lock",
+    "flake.lock",
+    "packages.lock.json",
 }
 SKIP_DIRS = {
-    "node_modules", "vendor", "third_party", "dist", "build", "out", "target", ".venv",
-    "venv", "__pycache__", ".next", ".nuxt", "coverage", "site-packages", ".tox",
+    "node_modules",
+    "vendor",
+    "third_party",
+    "dist",
+    "build",
+    "out",
+    "target",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".next",
+    ".nuxt",
+    "coverage",
+    "site-packages",
+    ".tox",
 }
 SKIP_SUFFIXES = (".min.js", ".min.css", ".map", ".lock", ".pyc", ".snap")
 
@@ -51,8 +78,17 @@ def is_skipped_path(path: str, extra_globs: list[str] | None = None) -> bool:
 
 
 _QUOTED = re.compile(r'^"((?:[^"\\]|\\.)*)"')
-_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "f": "\f",
-            "r": "\r", "v": "\v"}
+_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    '"': '"',
+    "\\": "\\",
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "r": "\r",
+    "v": "\v",
+}
 
 
 def _unquote(text: str) -> str:
@@ -139,8 +175,17 @@ async def walk_patches(
     root: Path, rev_args: list[str]
 ) -> AsyncIterator[tuple[Commit, list[FilePatch]]]:
     """Stream the non-merge commits selected by ``rev_args`` with their per-file patches."""
-    args = ["log", "-p", "--no-merges", "--no-renames", "--no-color", "--no-ext-diff",
-            "--format=" + LOG_FORMAT, *rev_args, "--"]
+    args = [
+        "log",
+        "-p",
+        "--no-merges",
+        "--no-renames",
+        "--no-color",
+        "--no-ext-diff",
+        "--format=" + LOG_FORMAT,
+        *rev_args,
+        "--",
+    ]
     pending = b""
     async for chunk in git_stream(root, *args):
         pending += chunk

@@ -25,7 +25,7 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 def parse_markdown(text: str, fallback: str) -> list[Section]:
     """ATX headings (``#`` .. ``######``), ignoring lines inside fenced code blocks."""
     sections: list[Section] = []
-    heading, level, lines = fallback, 0, []
+    heading, level, lines = fallback, 0, list[str]()
     fence: str | None = None
     for line in text.splitlines():
         fence_match = _FENCE.match(line)
@@ -37,7 +37,11 @@ def parse_markdown(text: str, fallback: str) -> list[Section]:
                 fence = None
         elif fence is None and (match := _ATX.match(line)):
             sections.append(Section(heading, level, "\n".join(lines).strip()))
-            heading, level, lines = (match.group(2) or "").strip() or fallback, len(match.group(1)), []
+            heading, level, lines = (
+                (match.group(2) or "").strip() or fallback,
+                len(match.group(1)),
+                [],
+            )
             continue
         lines.append(line)
     sections.append(Section(heading, level, "\n".join(lines).strip()))
@@ -52,7 +56,7 @@ def parse_rst(text: str, fallback: str) -> list[Section]:
     lines = text.splitlines()
     sections: list[Section] = []
     styles: list[str] = []  # adornment styles in order of first appearance = levels
-    heading, level, body = fallback, 0, []
+    heading, level, body = fallback, 0, list[str]()
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -75,13 +79,13 @@ def _rst_title(lines: list[str], i: int) -> tuple[str | None, str, int]:
     nxt = lines[i + 1] if i + 1 < len(lines) else ""
     after = lines[i + 2] if i + 2 < len(lines) else ""
     # Overline + title + underline.
-    if _ADORNMENT.match(line) and nxt.strip() and _ADORNMENT.match(after) and after[0] == line[0]:
-        if len(line.rstrip()) >= len(nxt.strip()):
-            return nxt.strip(), "over" + line[0], 3
+    overlined = _ADORNMENT.match(line) and _ADORNMENT.match(after) and after[0] == line[0]
+    if overlined and nxt.strip() and len(line.rstrip()) >= len(nxt.strip()):
+        return nxt.strip(), "over" + line[0], 3
     # Title + underline at least as long as the title.
-    if line.strip() and not _ADORNMENT.match(line) and _ADORNMENT.match(nxt):
-        if len(nxt.rstrip()) >= len(line.rstrip()) and not line.startswith((" ", "\t")):
-            return line.strip(), nxt[0], 2
+    underlined = line.strip() and not _ADORNMENT.match(line) and _ADORNMENT.match(nxt)
+    if underlined and len(nxt.rstrip()) >= len(line.rstrip()) and not line[:1].isspace():
+        return line.strip(), nxt[0], 2
     return None, "", 0
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -200,7 +200,9 @@ def _parse_record(record: bytes) -> Commit | None:
     return commit
 
 
-async def walk_commits(root: Path, rev_range: str, since: str | None = None) -> AsyncIterator[Commit]:
+async def walk_commits(
+    root: Path, rev_range: str, since: str | None = None
+) -> AsyncIterator[Commit]:
     """Stream the commits in ``rev_range`` (newest first) with the paths each one changed."""
     args = ["log", "-z", "--no-renames", "--name-status", "--format=" + LOG_FORMAT]
     if since:
@@ -235,9 +237,22 @@ def _split(data: bytes) -> list[bytes]:
 
 _CONVENTIONAL = re.compile(r"^(?P<type>[a-zA-Z]+)(?:\([^)]*\))?(?P<bang>!)?:\s*\S")
 _TYPE_SIGNAL = {
-    "fix": 0.9, "hotfix": 0.9, "security": 0.9, "revert": 0.75, "perf": 0.8, "feat": 0.8,
-    "refactor": 0.6, "docs": 0.5, "doc": 0.5, "test": 0.45, "tests": 0.45, "build": 0.4,
-    "ci": 0.35, "chore": 0.3, "style": 0.25, "wip": 0.2,
+    "fix": 0.9,
+    "hotfix": 0.9,
+    "security": 0.9,
+    "revert": 0.75,
+    "perf": 0.8,
+    "feat": 0.8,
+    "refactor": 0.6,
+    "docs": 0.5,
+    "doc": 0.5,
+    "test": 0.45,
+    "tests": 0.45,
+    "build": 0.4,
+    "ci": 0.35,
+    "chore": 0.3,
+    "style": 0.25,
+    "wip": 0.2,
 }
 _BUMP = re.compile(
     r"^(?:chore\(deps[^)]*\)|build\(deps[^)]*\)|bump\b|release\b|v?\d+\.\d+(?:\.\d+)?$|"

@@ -12,9 +12,10 @@ import math
 import time
 from collections.abc import Sequence
 
+from ..models import SearchResult
 from ..store.fts import Candidate
 
-__all__ = ["estimate_tokens", "excerpt", "format_date", "header_line", "pack"]
+__all__ = ["estimate_tokens", "excerpt", "format_date", "pack", "render_entry"]
 
 EXCERPT_LINES = 4
 EXCERPT_CHARS = 360
@@ -78,48 +79,72 @@ def excerpt(candidate: Candidate, terms: Sequence[str]) -> str:
     return text
 
 
-def header_line(c: Candidate, project: str | None = None) -> str:
-    tags = [f"[{c.provenance}]"]
-    if c.trust in ("verified", "rejected"):
-        tags.append(f"[{c.trust}]")
-    if c.superseded:
+def render_entry(r: SearchResult, tag_project: bool) -> str:
+    """One result as the model reads it: a dated, tagged header and an indented excerpt."""
+    tags = [f"[{r.provenance}]"]
+    if r.trust in ("verified", "rejected"):
+        tags.append(f"[{r.trust}]")
+    if r.superseded:
         tags.append("[superseded]")
-    if project:
-        tags.append(f"[{project}]")
-    return f"- {format_date(c.ts)} {' '.join(tags)} {c.title}"
-
-
-def render_entry(c: Candidate, summary: str, project: str | None) -> str:
-    lines = [header_line(c, project)]
-    lines += ["  " + line for line in summary.split("\n") if summary]
+    if tag_project:
+        tags.append(f"[{r.project}]")
+    lines = [f"- {r.date} {' '.join(tags)} {r.title}"]
+    lines += ["  " + line for line in r.summary.split("\n") if r.summary]
     return "\n".join(lines)
 
 
-def pack(candidates: Sequence[Candidate], terms: Sequence[str], budget: int, sibling_cap: int,
-         projects: dict[str, str] | None = None) -> list[tuple[Candidate, str, str, int]]:
-    """Choose what fits: ``(candidate, summary, rendered entry, tokens)`` in score order.
+def display_title(c: Candidate) -> str:
+    """A diff is shown with its commit's subject, which is stored (not indexed) in meta."""
+    if c.kind == "file_diff" and c.meta.get("subject"):
+        return f"{c.title} — {c.meta['subject']}"
+    return c.title
 
-    ``projects`` maps project ids to names; given, each entry is tagged with its project.
-    """
-    chosen = []
+
+def _result(c: Candidate, summary: str, project: str) -> SearchResult:
+    return SearchResult(
+        id=c.id,
+        kind=c.kind,
+        title=display_title(c),
+        ts=c.ts,
+        date=format_date(c.ts),
+        provenance=c.provenance,
+        trust=c.trust,
+        score=round(c.score, 6),
+        signal=c.signal,
+        tokens=0,
+        summary=summary,
+        project=project,
+        ref=c.ref,
+        superseded=c.superseded,
+    )
+
+
+def pack(
+    candidates: Sequence[Candidate],
+    terms: Sequence[str],
+    budget: int,
+    sibling_cap: int,
+    names: dict[str, str],
+    tag_project: bool = False,
+) -> list[SearchResult]:
+    """Choose what fits the budget, best score first; ``names`` maps project ids to names."""
+    chosen: list[SearchResult] = []
     used = 0
     per_group: dict[str, int] = {}
     for c in sorted(candidates, key=lambda c: c.score, reverse=True):
         group = f"{c.project_id}\x00{c.grp}" if c.grp else None
         if group and per_group.get(group, 0) >= sibling_cap:
             continue
-        project = projects.get(c.project_id) if projects else None
-        summary = excerpt(c, terms)
-        entry = render_entry(c, summary, project)
-        tokens = estimate_tokens(entry) + 1  # the newline that joins entries
-        if used + tokens > budget:
-            # Try the header alone before giving the slot up.
-            summary, entry = "", render_entry(c, "", project)
-            tokens = estimate_tokens(entry) + 1
-            if used + tokens > budget:
+        result = _result(c, excerpt(c, terms), names.get(c.project_id, c.project_id))
+        # +1: the newline that joins entries. If the excerpt does not fit, try the header alone.
+        result.tokens = estimate_tokens(render_entry(result, tag_project)) + 1
+        if used + result.tokens > budget:
+            result.summary = ""
+            result.tokens = estimate_tokens(render_entry(result, tag_project)) + 1
+            if used + result.tokens > budget:
                 continue
-        used += tokens
+        used += result.tokens
         if group:
             per_group[group] = per_group.get(group, 0) + 1
-        chosen.append((c, summary, entry, tokens))
+        chosen.append(result)
     return chosen

@@ -14,9 +14,11 @@ __all__ = ["MAX_TERMS", "fts_match", "query_terms"]
 MAX_TERMS = 24
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset(
-    "a an and are as at be but by can did do does for from has have how i if in into is it its "
-    "me my of on or our should so that the their then there these this to was we were what "
-    "when where which who why will with would you your".split()
+    (
+        "a an and are as at be but by can did do does for from has have how i if in into is it "
+        "its me my of on or our should so that the their then there these this to was we were "
+        "what when where which who why will with would you your"
+    ).split()
 )
 
 

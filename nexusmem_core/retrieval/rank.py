@@ -68,8 +68,14 @@ def recency(ts: int | None, provenance: str, now: float | None = None) -> float:
     return 0.5 ** (age_days / half_life)
 
 
-def prior_factor(signal: float, ts: int | None, provenance: str, trust: str,
-                 superseded: bool, now: float | None = None) -> float:
+def prior_factor(
+    signal: float,
+    ts: int | None,
+    provenance: str,
+    trust: str,
+    superseded: bool,
+    now: float | None = None,
+) -> float:
     """The multiplier the priors apply to a relevance score, in [1/PRIOR_BUDGET, 1] × penalty."""
     s = max(SIGNAL_FLOOR, min(1.0, signal)) ** SIGNAL_EXPONENT
     r = max(RECENCY_FLOOR, min(1.0, recency(ts, provenance, now))) ** RECENCY_EXPONENT

@@ -103,11 +103,12 @@ class Database:
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         async with self.conn.execute(sql, params) as cur:
-            return list(await cur.fetchall())
+            return [tuple(row) for row in await cur.fetchall()]
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         async with self.conn.execute(sql, params) as cur:
-            return await cur.fetchone()  # type: ignore[no-any-return]
+            row = await cur.fetchone()
+        return None if row is None else tuple(row)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run one statement; return the number of rows it changed."""

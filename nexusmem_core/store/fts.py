@@ -34,14 +34,42 @@ class Candidate:
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...], relevance: float) -> Candidate:
-        (id_, project_id, kind, ref, grp, title, ts, created_at, signal, provenance, trust,
-         meta, superseded) = row[:13]
-        return cls(id_, project_id, kind, ref, grp, title, ts, created_at, signal, provenance,
-                   trust, decode_meta(meta), bool(superseded), relevance)
+        (
+            id_,
+            project_id,
+            kind,
+            ref,
+            grp,
+            title,
+            ts,
+            created_at,
+            signal,
+            provenance,
+            trust,
+            meta,
+            superseded,
+        ) = row[:13]
+        return cls(
+            id_,
+            project_id,
+            kind,
+            ref,
+            grp,
+            title,
+            ts,
+            created_at,
+            signal,
+            provenance,
+            trust,
+            decode_meta(meta),
+            bool(superseded),
+            relevance,
+        )
 
 
-async def bm25_candidates(db: Database, match: str, project_id: str,
-                          limit: int = 100) -> list[Candidate]:
+async def bm25_candidates(
+    db: Database, match: str, project_id: str, limit: int = 100
+) -> list[Candidate]:
     """The best ``limit`` nodes of one project for ``match``; relevance = -bm25 (higher wins)."""
     rows = await db.fetchall(
         f"""

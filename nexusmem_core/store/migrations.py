@@ -134,8 +134,9 @@ def _statements(script: str) -> list[str]:
             continue
         current.append(stripped)
         text = "\n".join(current)
-        if stripped.endswith(";") and (not text.lstrip().startswith("create trigger") or
-                                       stripped.strip() == "end;"):
+        if stripped.endswith(";") and (
+            not text.lstrip().startswith("create trigger") or stripped.strip() == "end;"
+        ):
             out.append(text)
             current = []
     if current:

@@ -45,8 +45,22 @@ async def upsert_nodes(db: Database, nodes: Sequence[Node]) -> int:
         return 0
     now = int(time.time())
     rows = [
-        (n.id, n.project_id, n.kind, n.source, n.ref, n.grp, n.title, n.body, n.ts, now,
-         n.signal, n.provenance, n.content_hash, json.dumps(n.meta, ensure_ascii=False))
+        (
+            n.id,
+            n.project_id,
+            n.kind,
+            n.source,
+            n.ref,
+            n.grp,
+            n.title,
+            n.body,
+            n.ts,
+            now,
+            n.signal,
+            n.provenance,
+            n.content_hash,
+            json.dumps(n.meta, ensure_ascii=False),
+        )
         for n in nodes
     ]
     changed = await db.executemany(_UPSERT, rows)
@@ -70,8 +84,9 @@ async def delete_nodes(db: Database, ids: Iterable[str]) -> int:
     return deleted
 
 
-async def upsert_project(db: Database, project_id: str, name: str, root: str,
-                         origin: str | None) -> None:
+async def upsert_project(
+    db: Database, project_id: str, name: str, root: str, origin: str | None
+) -> None:
     await db.execute(
         "insert into projects (id, name, root, origin, created_at) values (?, ?, ?, ?, ?) "
         "on conflict(id) do update set name = excluded.name, root = excluded.root, "

@@ -1,0 +1,3 @@
+from nexusmem_mcp.server import main
+
+main()

@@ -1,0 +1,202 @@
+"""MCP tools and resources. Each one translates arguments, calls one core handler, and
+translates the result; no SQL and no decisions live here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, cast
+from urllib.parse import unquote, urlparse
+
+from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from nexusmem_core import handlers
+from nexusmem_core.config import Settings
+from nexusmem_core.engine import Engine, open_engine
+from nexusmem_core.errors import NexusMemError
+from nexusmem_core.models import SearchResponse, Status, SyncReport
+
+if TYPE_CHECKING:
+    from .server import AppContext
+
+__all__ = ["register"]
+
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+WRITES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+ProjectRoot = Annotated[
+    str | None,
+    Field(
+        description="Absolute path of the repository. Omit it to use the client's workspace "
+        "root, or else the server's working directory."
+    ),
+]
+
+
+def _client_roots(ctx: Context, project_root: str | None = None) -> ListRoots | ListRootsResult:
+    """Ask the client for its roots only when no project_root was given and it offers roots."""
+    caps = ctx.client_capabilities
+    if project_root or caps is None or caps.roots is None:
+        return ListRootsResult(roots=[])
+    return ListRoots()
+
+
+Roots = Annotated[ListRootsResult, Resolve(_client_roots)]
+
+
+def _root(project_root: str | None, roots: ListRootsResult) -> Path:
+    if project_root:
+        return Path(project_root)
+    for root in roots.roots:
+        uri = urlparse(str(root.uri))
+        if uri.scheme == "file":
+            return Path(unquote(uri.path))
+    return Path.cwd()
+
+
+def _text(text: str, structured: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured
+    )
+
+
+def _app(ctx: Context) -> AppContext:
+    return cast("AppContext", ctx.request_context.lifespan_context)
+
+
+async def _engine(ctx: Context, root: Path, create: bool = False) -> Engine:
+    try:
+        return await _app(ctx).pool.get(root, create=create)
+    except NexusMemError as err:
+        raise ToolError(str(err)) from err
+
+
+def register(server: MCPServer[Any], settings: Settings) -> None:
+    """Add NexusMem's tools and resources to ``server``."""
+
+    @server.tool(annotations=READ_ONLY)
+    async def search_memory(
+        query: Annotated[
+            str,
+            Field(
+                description="What you want to know, in plain words: an "
+                "error message, a file, a question."
+            ),
+        ],
+        ctx: Context,
+        roots: Roots,
+        project_root: ProjectRoot = None,
+        budget: Annotated[
+            int | None, Field(ge=50, le=200_000, description="Token budget (default 2000).")
+        ] = None,
+        all_projects: Annotated[
+            bool, Field(description="Search every repository NexusMem knows, not just this one.")
+        ] = False,
+    ) -> Annotated[CallToolResult, SearchResponse]:
+        """Search this repository's memory: commits, the patch of each changed file, and doc
+        sections, ranked by relevance, signal (a fix beats a chore) and recency, packed into a
+        token budget. Use it before debugging or changing code, to learn what was tried, why
+        something was done, and what broke before. Each result is tagged with its provenance:
+        [observed] events (commits, diffs) are facts; [authored] doc sections are claims that
+        may be out of date."""
+        try:
+            if all_projects:
+                settings = _app(ctx).settings
+                response = await handlers.search_all(settings, query, budget)
+            else:
+                engine = await _engine(ctx, _root(project_root, roots))
+                response = await handlers.search(engine, query, budget)
+        except NexusMemError as err:
+            raise ToolError(str(err)) from err
+        return _text(response.render(), response.to_dict())
+
+    @server.tool(annotations=WRITES)
+    async def sync_project(
+        ctx: Context,
+        roots: Roots,
+        project_root: ProjectRoot = None,
+        rebuild: Annotated[
+            bool, Field(description="Drop this project's memory and ingest everything again.")
+        ] = False,
+    ) -> Annotated[CallToolResult, SyncReport]:
+        """Bring the repository's memory up to date with its history and docs (only what is
+        new since the last sync). Sets NexusMem up in the repository if it is not yet."""
+        engine = await _engine(ctx, _root(project_root, roots), create=True)
+        try:
+            report = await handlers.sync(engine, rebuild=rebuild)
+        except NexusMemError as err:
+            raise ToolError(str(err)) from err
+        text = (
+            f"synced {report.project} in {report.seconds:.2f}s: {report.commits} commit(s), "
+            f"{report.diffs} file diff(s), {report.docs_sections} doc section(s) written, "
+            f"{report.removed} removed"
+        )
+        return _text(text, report.to_dict())
+
+    @server.tool(annotations=READ_ONLY)
+    async def get_status(
+        ctx: Context, roots: Roots, project_root: ProjectRoot = None
+    ) -> Annotated[CallToolResult, Status]:
+        """What this repository's memory holds: node counts by kind, the date range, the last
+        sync, and whether vector search is available."""
+        engine = await _engine(ctx, _root(project_root, roots))
+        status = await handlers.status(engine)
+        return _text(handlers.status_text(status), status.to_dict())
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_recent_memory(
+        ctx: Context,
+        roots: Roots,
+        project_root: ProjectRoot = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="How many (default 20).")] = 20,
+        kind: Annotated[
+            str | None, Field(description="Only this kind: git_commit, file_diff or doc_section.")
+        ] = None,
+    ) -> str:
+        """The most recent things remembered, newest first. Use it to see what happened
+        lately without a specific question."""
+        engine = await _engine(ctx, _root(project_root, roots))
+        try:
+            rows = await handlers.list_recent(engine, limit, kind)
+        except NexusMemError as err:
+            raise ToolError(str(err)) from err
+        return (
+            "\n".join(
+                f"- {r['date']} [{r['provenance']}] {r['title']}  ({r['kind']} {r['id'][:12]})"
+                for r in rows
+            )
+            or "(memory is empty: call sync_project)"
+        )
+
+    @server.resource("nexusmem://status", mime_type="application/json")
+    async def status_resource() -> str:
+        """Status of the repository the server runs in."""
+        try:
+            async with open_engine(settings, Path.cwd(), read_only=True) as engine:
+                status = await handlers.status(engine)
+        except NexusMemError as err:
+            raise ResourceError(str(err)) from err
+        return json.dumps(status.to_dict(), indent=2)
+
+    @server.resource("nexusmem://node/{node_id}", mime_type="application/json")
+    async def node_resource(node_id: str, ctx: Context) -> str:
+        """One remembered node by id: its full text, files, provenance and metadata."""
+        engine = await _resource_engine(ctx, Path.cwd())
+        node = await handlers.get_node(engine, node_id)
+        if node is None:
+            raise ResourceNotFoundError(f"no node {node_id} in {engine.repo.root}")
+        return json.dumps(node, indent=2, ensure_ascii=False)
+
+
+async def _resource_engine(ctx: Context, root: Path) -> Engine:
+    try:
+        return await _app(ctx).pool.get(root)
+    except NexusMemError as err:
+        raise ResourceError(str(err)) from err

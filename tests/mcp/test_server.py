@@ -1,0 +1,116 @@
+"""The MCP server through the SDK's own client, in-process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp_types import ListRootsResult, Root
+
+from nexusmem_core.config import Settings
+from nexusmem_mcp.server import build_server
+
+from ..conftest import Repo
+
+
+@pytest.fixture
+def server(settings: Settings):
+    return build_server(settings)
+
+
+async def test_tools_are_listed_with_model_facing_docs(server):
+    async with Client(server) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == {"search_memory", "sync_project", "get_status", "list_recent_memory"}
+    assert tools["search_memory"].annotations.read_only_hint is True
+    assert tools["sync_project"].annotations.read_only_hint is False
+    assert "token budget" in tools["search_memory"].description
+    assert "query" in tools["search_memory"].input_schema["required"]
+
+
+async def test_sync_initialises_then_search_returns_text_and_structure(server, repo: Repo):
+    async with Client(server) as client:
+        synced = await client.call_tool("sync_project", {"project_root": str(repo.path)})
+        assert not synced.is_error, synced.content
+        assert synced.structured_content["commits"] == 4
+        result = await client.call_tool(
+            "search_memory",
+            {
+                "query": "why was the retry budget raised",
+                "project_root": str(repo.path),
+                "budget": 500,
+            },
+        )
+    assert not result.is_error
+    text = result.content[0].text
+    assert text.startswith("Relevant history for: why was the retry budget raised")
+    assert "[observed] fix: raise the retry budget" in text
+    data = result.structured_content
+    assert data["budget"] == 500 and data["tokens_used"] <= 500
+    assert data["results"][0]["kind"] in {"git_commit", "file_diff"}
+    assert (repo.path / ".nexusmem" / "memory.db").is_file()
+
+
+async def test_project_root_defaults_to_the_clients_root(server, repo: Repo):
+    async def roots(_ctx):
+        return ListRootsResult(roots=[Root(uri=repo.path.as_uri())])
+
+    async with Client(server, list_roots_callback=roots) as client:
+        synced = await client.call_tool("sync_project", {})
+        assert not synced.is_error, synced.content
+        status = await client.call_tool("get_status", {})
+    assert status.structured_content["root"] == str(repo.path.resolve())
+    assert status.structured_content["by_kind"]["git_commit"] == 4
+
+
+async def test_project_root_defaults_to_the_working_directory(
+    server, repo: Repo, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.chdir(repo.path)
+    async with Client(server) as client:
+        await client.call_tool("sync_project", {})
+        recent = await client.call_tool("list_recent_memory", {"limit": 3})
+    assert "docs: explain the architecture" in recent.content[0].text
+
+
+async def test_errors_come_back_as_tool_errors(server, tmp_path: Path, repo: Repo):
+    async with Client(server) as client:
+        missing = await client.call_tool("get_status", {"project_root": str(tmp_path / "nope")})
+        uninit = await client.call_tool(
+            "search_memory", {"query": "x", "project_root": str(repo.path)}
+        )
+        bad = await client.call_tool(
+            "search_memory", {"query": "x", "project_root": str(repo.path), "budget": 1}
+        )
+    assert missing.is_error and "does not exist" in missing.content[0].text
+    assert uninit.is_error and "nexusmem init" in uninit.content[0].text
+    assert bad.is_error
+
+
+async def test_resources_expose_status_and_nodes(
+    server, repo: Repo, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.chdir(repo.path)
+    async with Client(server) as client:
+        await client.call_tool("sync_project", {})
+        status = await client.read_resource("nexusmem://status")
+        nodes = await client.call_tool("search_memory", {"query": "retry budget"})
+        node_id = nodes.structured_content["results"][0]["id"]
+        node = await client.read_resource(f"nexusmem://node/{node_id}")
+    assert json.loads(status.contents[0].text)["nodes"] == 13
+    detail = json.loads(node.contents[0].text)
+    assert detail["id"] == node_id and detail["body"] and detail["files"]
+
+
+async def test_all_projects_search_over_mcp(server, make_repo):
+    a, b = make_repo("uploader"), make_repo("web")
+    a.commit("fix: raise the retry budget", {"r.py": "R = 5\n"})
+    b.commit("feat: retry login", {"l.py": "x = 1\n"})
+    async with Client(server) as client:
+        for r in (a, b):
+            await client.call_tool("sync_project", {"project_root": str(r.path)})
+        result = await client.call_tool("search_memory", {"query": "retry", "all_projects": True})
+    assert sorted(result.structured_content["projects"]) == ["uploader", "web"]
+    assert "[uploader]" in result.content[0].text and "[web]" in result.content[0].text

@@ -1,0 +1,113 @@
+"""No user text can raise an FTS or SQL error."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nexusmem_core import handlers
+from nexusmem_core.engine import Engine
+from nexusmem_core.errors import UsageError
+from nexusmem_core.retrieval.query import MAX_TERMS, fts_match, query_terms
+
+HOSTILE = [
+    '"',
+    '""',
+    "'",
+    "AND",
+    "OR NOT",
+    "NEAR(a b)",
+    "c++",
+    "foo-bar",
+    "a:b",
+    "title:retry",
+    "(unbalanced",
+    "unbalanced)",
+    "[x",
+    "{y}",
+    "*",
+    "retry*",
+    "^retry",
+    "🔥 emoji 🚀",
+    "\x00\x01\x1b[31m",
+    "NOT retry",
+    "retry AND",
+    "-retry",
+    "+budget",
+    "a OR OR b",
+    "col:",
+    '"retry budget',
+    "\\",
+    ";drop table nodes;--",
+    "%_",
+    "ünïcödé",
+    "中文 检索",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+async def test_hostile_text_never_raises(engine: Engine, text: str):
+    await handlers.sync(engine)
+    response = await handlers.search(engine, text)
+    assert response.tokens_used <= response.budget
+
+
+async def test_operators_are_searched_as_words(engine: Engine):
+    await handlers.sync(engine)
+    response = await handlers.search(engine, "retry AND budget")
+    assert response.results and "retry" in response.results[0].title.lower()
+
+
+def test_terms_are_quoted_words():
+    assert query_terms("Why did the C++ build fail?") == ["c", "build", "fail"]
+    assert fts_match('say "hi" NEAR(x)') == '"say" OR "hi" OR "near" OR "x"'
+    assert fts_match("!!! ???") is None
+    assert len(query_terms(" ".join(f"w{i}" for i in range(100)))) == MAX_TERMS
+
+
+def test_only_stop_words_are_still_searched():
+    assert query_terms("why was it") == ["why", "was", "it"]
+
+
+async def test_blank_query_is_a_usage_error(engine: Engine):
+    with pytest.raises(UsageError):
+        await handlers.search(engine, "   ")
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(text=st.text(min_size=1, max_size=200))
+def test_any_text_is_safe(synced_db_path, text: str):
+    from nexusmem_core.config import Settings
+    from nexusmem_core.engine import open_engine
+
+    settings_obj, path = synced_db_path
+
+    async def run() -> None:
+        async with open_engine(settings_obj, path, read_only=True) as engine:
+            if not text.strip():
+                with pytest.raises(UsageError):
+                    await handlers.search(engine, text)
+                return
+            response = await handlers.search(engine, text)
+            assert response.tokens_used <= response.budget
+
+    assert isinstance(settings_obj, Settings)
+    anyio.run(run)
+
+
+@pytest.fixture
+def synced_db_path(settings, repo):
+    from nexusmem_core.engine import open_engine
+
+    async def prepare() -> None:
+        async with open_engine(settings, repo.path, create=True) as engine:
+            await handlers.sync(engine)
+
+    anyio.run(prepare)
+    return settings, repo.path

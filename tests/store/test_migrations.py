@@ -1,0 +1,80 @@
+"""The migrated schema is pinned; migrating twice is a no-op; the file is WAL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nexusmem_core.store.db import open_database
+from nexusmem_core.store.migrations import MIGRATIONS, migrate
+
+EXPECTED_TABLES = {
+    "schema_migrations",
+    "projects",
+    "nodes",
+    "node_files",
+    "cursors",
+    "doc_files",
+    "nodes_fts",
+}
+EXPECTED_NODE_COLUMNS = [
+    "seq",
+    "id",
+    "project_id",
+    "kind",
+    "source",
+    "ref",
+    "grp",
+    "title",
+    "body",
+    "ts",
+    "created_at",
+    "signal",
+    "provenance",
+    "trust",
+    "supersedes",
+    "content_hash",
+    "meta",
+]
+
+
+async def test_schema_is_pinned(tmp_path: Path):
+    async with open_database(tmp_path / "m.db") as db:
+        tables = {
+            name
+            for (name,) in await db.fetchall(
+                "select name from sqlite_master "
+                "where type = 'table' and name not like 'nodes_fts_%'"
+            )
+        }
+        columns = [row[1] for row in await db.fetchall("pragma table_info(nodes)")]
+        triggers = {
+            name
+            for (name,) in await db.fetchall(
+                "select name from sqlite_master where type = 'trigger'"
+            )
+        }
+        versions = [v for (v,) in await db.fetchall("select version from schema_migrations")]
+        (mode,) = await db.fetchone("pragma journal_mode")
+    assert tables == EXPECTED_TABLES
+    assert columns == EXPECTED_NODE_COLUMNS
+    assert triggers == {"nodes_ai", "nodes_ad", "nodes_au"}
+    assert versions == [v for v, _, _ in MIGRATIONS]
+    assert mode == "wal"
+
+
+async def test_migrating_again_applies_nothing(tmp_path: Path):
+    async with open_database(tmp_path / "m.db") as db:
+        assert await migrate(db) == []
+
+
+async def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path):
+    import pytest
+
+    from nexusmem_core.errors import StoreError
+
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match=r"bad\.db"):
+        async with open_database(bad):
+            pass
+    assert bad.read_bytes() == b"this is not sqlite" * 100

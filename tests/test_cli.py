@@ -1,0 +1,201 @@
+"""The CLI as a user types it: a separate process, results on stdout, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from .conftest import Repo, run_cli
+
+
+def test_init_creates_the_workspace_once(repo: Repo, home: Path):
+    first = run_cli("init", "-C", str(repo.path))
+    assert first.returncode == 0, first.stderr
+    ws = repo.path / ".nexusmem"
+    assert (ws / ".gitignore").read_text() == "*\n"
+    assert json.loads((ws / "config.json").read_text())["retrieval"]["budget"] == 2000
+    assert (ws / "memory.db").is_file()
+    before = {p.name: p.stat().st_mtime_ns for p in ws.iterdir() if p.name != "memory.db"}
+    second = run_cli("init", "-C", str(repo.path))
+    assert second.returncode == 0 and "already initialised" in second.stdout
+    assert {p.name: p.stat().st_mtime_ns for p in ws.iterdir() if p.name != "memory.db"} == before
+    assert not repo.git("status", "--porcelain")  # the workspace ignores itself
+
+
+def test_sync_then_query_answers_from_history(repo: Repo, home: Path):
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    synced = run_cli("sync", "-C", str(repo.path))
+    assert synced.returncode == 0, synced.stderr
+    assert "4 commit(s)" in synced.stdout
+    out = run_cli("query", "why was the retry budget raised", "-C", str(repo.path))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "Relevant history for: why was the retry budget raised"
+    assert lines[2].startswith("- 2026-01-03 [observed] fix: raise the retry budget")
+    assert lines[3].startswith("  S3 timed out under load")
+
+
+def test_query_json_has_the_documented_shape(repo: Repo, home: Path):
+    run_cli("init", "-C", str(repo.path))
+    run_cli("sync", "-C", str(repo.path))
+    out = run_cli("query", "retry budget", "--json", "--budget", "400", "-C", str(repo.path))
+    data = json.loads(out.stdout)
+    assert set(data) >= {"query", "budget", "tokens_used", "matched", "results"}
+    assert data["budget"] == 400 and 0 < data["tokens_used"] <= 400
+    first = data["results"][0]
+    assert set(first) >= {
+        "id",
+        "kind",
+        "title",
+        "ts",
+        "provenance",
+        "trust",
+        "score",
+        "signal",
+        "tokens",
+        "summary",
+        "project",
+        "ref",
+    }
+    refs = [(r["kind"], r["ref"]) for r in data["results"]]
+    sha = repo.git("rev-parse", "HEAD~2").strip()  # the fix that raised the budget
+    assert len(sha) == 40
+    assert ("git_commit", sha) in refs
+    assert ("file_diff", f"{sha}:src/retry.py") in refs
+
+
+def test_doc_refs_are_path_and_heading(repo: Repo, home: Path):
+    run_cli("init", "-C", str(repo.path))
+    run_cli("sync", "-C", str(repo.path))
+    out = run_cli("query", "BM25 offline model", "--json", "-C", str(repo.path))
+    refs = [r["ref"] for r in json.loads(out.stdout)["results"]]
+    assert "docs/guide.rst#Why BM25 first" in refs
+
+
+def test_status_and_share(repo: Repo, home: Path):
+    run_cli("init", "-C", str(repo.path))
+    run_cli("sync", "-C", str(repo.path))
+    status = run_cli("status", "-C", str(repo.path))
+    assert "13 node(s)  2026-01-02 .. 2026-01-05" in status.stdout
+    assert "git_commit" in status.stdout and "vectors" in status.stdout
+    share = run_cli("status", "--share", "-C", str(repo.path))
+    assert share.returncode == 0
+    assert "13 node(s)" in share.stdout
+    assert str(repo.path) not in share.stdout and str(Path.home()) not in share.stdout
+
+
+def test_not_a_git_repository_is_one_line(tmp_path: Path, home: Path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    out = run_cli("sync", "-C", str(plain))
+    assert out.returncode == 1
+    assert out.stderr.startswith("error: ") and "not inside a git repository" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_git_missing_from_path_is_one_line(repo: Repo, home: Path, tmp_path: Path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    os.symlink(sys.executable, bin_dir / "python3")
+    out = run_cli("sync", "-C", str(repo.path), env={"PATH": str(bin_dir)})
+    assert out.returncode == 1
+    assert (
+        out.stderr.strip()
+        == "error: git is not installed or not on PATH: install git and try again"
+    )
+
+
+def test_corrupt_config_fails_loudly_and_is_kept(repo: Repo, home: Path):
+    run_cli("init", "-C", str(repo.path))
+    config = repo.path / ".nexusmem" / "config.json"
+    config.write_text('{"retrieval": {"budget": "lots"}}')
+    out = run_cli("sync", "-C", str(repo.path))
+    assert out.returncode == 1
+    assert str(config) in out.stderr and "retrieval.budget" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    again = run_cli("init", "-C", str(repo.path))
+    assert again.returncode == 1
+    assert config.read_text() == '{"retrieval": {"budget": "lots"}}'
+
+
+def test_config_that_is_not_json_names_the_position(repo: Repo, home: Path):
+    run_cli("init", "-C", str(repo.path))
+    (repo.path / ".nexusmem" / "config.json").write_text("{nope")
+    out = run_cli("query", "x", "-C", str(repo.path))
+    assert out.returncode == 1 and "not valid JSON (line 1, column 2" in out.stderr
+
+
+def test_uninitialised_repository_says_what_to_do(repo: Repo, home: Path):
+    out = run_cli("query", "anything", "-C", str(repo.path))
+    assert out.returncode == 1
+    assert "run `nexusmem init`" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_bad_budget_is_a_usage_error(repo: Repo, home: Path):
+    run_cli("init", "-C", str(repo.path))
+    out = run_cli("query", "x", "--budget", "3", "-C", str(repo.path))
+    assert out.returncode == 1 and out.stderr.startswith("error: --budget")
+
+
+def test_scan_previews_without_writing(repo: Repo, home: Path):
+    out = run_cli("scan-git", "--json", "-C", str(repo.path))
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    by_title = {r["title"]: r["signal"] for r in rows}
+    assert (
+        by_title["fix: raise the retry budget after S3 upload timeouts"]
+        > by_title["chore: bump version"]
+    )
+    docs = json.loads(run_cli("scan-docs", "--json", "-C", str(repo.path)).stdout)
+    assert {r["ref"] for r in docs} >= {"README.md#Install", "docs/guide.rst#Why BM25 first"}
+    diff = run_cli("scan-diff", "-C", str(repo.path))
+    assert "src/retry.py @" in diff.stdout and "dry run" in diff.stderr
+    assert not (repo.path / ".nexusmem").exists()
+
+
+def test_projects_lists_and_prunes(make_repo, home: Path):
+    a, b = make_repo("alpha"), make_repo("beta")
+    a.commit("feat: alpha thing", {"a.txt": "a\n"})
+    b.commit("feat: beta thing", {"b.txt": "b\n"})
+    for r in (a, b):
+        run_cli("init", "-C", str(r.path))
+        run_cli("sync", "-C", str(r.path))
+    listed = json.loads(run_cli("projects", "--json").stdout)["projects"]
+    assert {p["name"] for p in listed} == {"alpha", "beta"}
+    shutil.rmtree(b.path / ".nexusmem")
+    text = run_cli("projects").stdout
+    assert "database missing" in text
+    pruned = json.loads(run_cli("projects", "--prune", "--json").stdout)
+    assert pruned["pruned"] == [str(b.path.resolve())]
+    assert [p["name"] for p in pruned["projects"]] == ["alpha"]
+
+
+def test_query_all_projects_tags_and_skips(make_repo, home: Path):
+    a, b = make_repo("uploader"), make_repo("web")
+    a.commit("fix: raise the retry budget after upload timeouts", {"r.py": "R = 5\n"})
+    b.commit("feat: retry the login request once", {"l.py": "x = 1\n"})
+    for r in (a, b):
+        run_cli("init", "-C", str(r.path))
+        run_cli("sync", "-C", str(r.path))
+    out = run_cli("query", "--all-projects", "retry")
+    assert out.stdout.startswith("scope   2 project(s): uploader, web")
+    assert "[observed] [uploader] fix: raise the retry budget" in out.stdout
+    assert "[observed] [web] feat: retry the login request once" in out.stdout
+    shutil.rmtree(b.path)
+    out = run_cli("query", "--all-projects", "retry")
+    assert out.returncode == 0
+    assert "[uploader]" in out.stdout and "skipped: " in out.stdout
+
+
+def test_corrupt_registry_reads_as_empty_with_a_warning(home: Path, repo: Repo):
+    home.mkdir(parents=True)
+    (home / "projects.json").write_text("{broken")
+    out = run_cli("projects")
+    assert out.returncode == 0 and "no projects yet" in out.stdout
+    assert "registry_unreadable" in out.stderr
+    run_cli("init", "-C", str(repo.path))
+    assert (home / "projects.json.corrupt").read_text() == "{broken"
+    assert json.loads((home / "projects.json").read_text())["projects"][0]["name"] == "project"

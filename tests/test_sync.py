@@ -1,0 +1,173 @@
+"""Sync: idempotent, incremental, safe across rebases, and honest about odd repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nexusmem_core import handlers
+from nexusmem_core.config import Settings
+from nexusmem_core.engine import Engine, open_engine
+from nexusmem_core.errors import NotInitialisedError
+
+from .conftest import Repo
+
+
+async def snapshot(engine: Engine) -> list[tuple]:
+    return await engine.db.fetchall(
+        "select id, kind, ref, title, body, ts, created_at, signal, content_hash, seq "
+        "from nodes order by id"
+    )
+
+
+async def test_first_sync_records_commits_diffs_and_doc_sections(engine: Engine, repo: Repo):
+    report = await handlers.sync(engine)
+    assert report.full_walk
+    assert report.commits == 4
+    kinds = dict(await engine.db.fetchall("select kind, count(*) from nodes group by kind"))
+    assert kinds["git_commit"] == 4
+    # retry.py twice, README.md, VERSION, guide.rst: one node per changed file.
+    assert kinds["file_diff"] == 5
+    refs = {
+        r for (r,) in await engine.db.fetchall("select ref from nodes where kind = 'doc_section'")
+    }
+    assert refs == {
+        "README.md#Project",
+        "README.md#Install",
+        "docs/guide.rst#Guide",
+        "docs/guide.rst#Why BM25 first",
+    }
+
+
+async def test_resync_changes_no_row(engine: Engine):
+    await handlers.sync(engine)
+    before = await snapshot(engine)
+    report = await handlers.sync(engine)
+    assert (report.commits, report.diffs, report.docs_sections, report.removed) == (0, 0, 0, 0)
+    assert not report.full_walk
+    assert await snapshot(engine) == before
+
+
+async def test_new_commits_are_walked_incrementally(engine: Engine, repo: Repo):
+    await handlers.sync(engine)
+    repo.commit("fix: handle an empty upload", {"src/retry.py": "RETRY_BUDGET = 5\n"})
+    report = await handlers.sync(engine)
+    assert not report.full_walk
+    assert (report.commits, report.diffs) == (1, 1)
+
+
+async def test_rebase_then_sync_walks_again_without_duplicates(engine: Engine, repo: Repo):
+    repo.commit("feat: first draft", {"a.txt": "one\n"})
+    await handlers.sync(engine)
+    repo.git("commit", "-q", "--amend", "-m", "feat: first draft, reworded")
+    report = await handlers.sync(engine)
+    assert report.full_walk  # the old cursor is no longer an ancestor of HEAD
+    titles = [
+        t for (t,) in await engine.db.fetchall("select title from nodes where kind = 'git_commit'")
+    ]
+    assert titles.count("feat: first draft, reworded") == 1
+    # The rewritten commit's node stays (it describes a real event); nothing is duplicated.
+    assert len(titles) == len(
+        set(await engine.db.fetchall("select ref from nodes where kind = 'git_commit'"))
+    )
+    again = await handlers.sync(engine)
+    assert (again.commits, again.diffs) == (0, 0)
+
+
+async def test_doc_sections_that_disappear_are_forgotten(engine: Engine, repo: Repo):
+    await handlers.sync(engine)
+    repo.commit("docs: trim", {"README.md": "# Project\n\nIntro text only.\n"})
+    report = await handlers.sync(engine)
+    assert report.removed == 1
+    refs = {
+        r
+        for (r,) in await engine.db.fetchall(
+            "select ref from nodes where kind = 'doc_section' and grp = 'README.md'"
+        )
+    }
+    assert refs == {"README.md#Project"}
+    repo.git("rm", "-q", "docs/guide.rst")
+    repo.commit("docs: drop the guide")
+    await handlers.sync(engine)
+    assert not await engine.db.fetchall("select 1 from nodes where grp = 'docs/guide.rst'")
+
+
+async def test_unchanged_doc_files_are_not_parsed_again(engine: Engine, repo: Repo):
+    await handlers.sync(engine)
+    repo.commit("feat: unrelated", {"src/other.py": "x = 1\n"})
+    report = await handlers.sync(engine)
+    assert report.docs_files_parsed == 0
+
+
+async def test_empty_repository_syncs_to_an_empty_memory(settings: Settings, make_repo):
+    repo = make_repo("empty")
+    async with open_engine(settings, repo.path, create=True) as engine:
+        report = await handlers.sync(engine)
+        status = await handlers.status(engine)
+    assert report.commits == 0 and status.nodes == 0 and status.head is None
+
+
+async def test_non_utf8_commit_messages_and_file_names_are_kept(settings: Settings, make_repo):
+    repo = make_repo("latin1")
+    repo.git("config", "i18n.commitEncoding", "ISO-8859-1")
+    name = b"caf\xe9.txt"
+    repo.write(name, b"caf\xe9 au lait\n")
+    repo.commit(b"fix: caf\xe9 crash on \xff\xfe bytes")
+    async with open_engine(settings, repo.path, create=True) as engine:
+        await handlers.sync(engine)
+        rows = await engine.db.fetchall("select kind, title, ref from nodes order by kind")
+        response = await handlers.search(engine, "crash bytes")
+    assert [kind for kind, _, _ in rows] == ["file_diff", "git_commit"]
+    commit_title = rows[1][1]
+    assert commit_title.startswith("fix: caf") and "crash" in commit_title
+    assert response.results and response.results[0].kind in ("git_commit", "file_diff")
+
+
+async def test_rebuild_replaces_the_memory_in_one_step(engine: Engine):
+    await handlers.sync(engine)
+    before = {row[0] for row in await snapshot(engine)}
+    report = await handlers.sync(engine, rebuild=True)
+    assert report.rebuilt and report.full_walk
+    assert {row[0] for row in await snapshot(engine)} == before
+
+
+async def test_failed_sync_leaves_the_previous_memory_intact(
+    engine: Engine, repo: Repo, monkeypatch: pytest.MonkeyPatch
+):
+    await handlers.sync(engine)
+    before = await snapshot(engine)
+    repo.commit("feat: more", {"b.txt": "b\n"})
+
+    async def broken(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(handlers, "_sync_docs", broken)
+    with pytest.raises(RuntimeError):
+        await handlers.sync(engine, rebuild=True)
+    assert await snapshot(engine) == before
+
+
+async def test_since_limits_the_first_walk(settings: Settings, repo: Repo):
+    async with open_engine(settings, repo.path, create=True) as engine:
+        report = await handlers.sync(engine, since="2026-01-04")
+    assert report.commits == 2  # the chore on Jan 4 and the docs commit on Jan 5
+
+
+async def test_opening_an_uninitialised_repository_says_to_init(settings: Settings, repo: Repo):
+    with pytest.raises(NotInitialisedError, match="nexusmem init"):
+        async with open_engine(settings, repo.path):
+            pass
+
+
+async def test_two_clones_of_one_origin_share_a_project_id(
+    settings: Settings, make_repo, tmp_path: Path
+):
+    a, b = make_repo("a"), make_repo("b")
+    a.git("remote", "add", "origin", "git@github.com:Acme/Widget.git")
+    b.git("remote", "add", "origin", "https://github.com/acme/widget")
+    async with (
+        open_engine(settings, a.path, create=True) as ea,
+        open_engine(settings, b.path, create=True) as eb,
+    ):
+        assert ea.project_id == eb.project_id == "github.com/acme/widget"
