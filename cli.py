@@ -30,7 +30,7 @@ def run(command: Callable[..., Awaitable[int]], args: argparse.Namespace) -> int
     from nexusmem_core.logging import configure_logging
 
     try:
-        settings = Settings()
+        settings = Settings.from_env()
         configure_logging(settings.log_level)
         return anyio.run(command, settings, args)
     except NexusMemError as err:

@@ -88,5 +88,5 @@ async def serve(settings: Settings) -> None:
 
 
 def main() -> None:
-    settings = Settings()
+    settings = Settings.from_env()
     anyio.run(serve, settings)

@@ -1,0 +1,61 @@
+"""config.json and the environment: validated, with errors that name the field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nexusmem_core.config import ProjectConfig, Settings, dump_config, load_config
+from nexusmem_core.errors import ConfigError
+
+
+def write(tmp_path: Path, data: object) -> Path:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_defaults_round_trip(tmp_path: Path):
+    path = tmp_path / "config.json"
+    path.write_text(dump_config(ProjectConfig()))
+    assert load_config(path) == ProjectConfig()
+    assert json.loads(path.read_text())["sources"]["diff"]["maxCommits"] == 200
+
+
+def test_partial_files_keep_the_other_defaults(tmp_path: Path):
+    config = load_config(write(tmp_path, {"sources": {"diff": {"maxCommits": 50}}}))
+    assert config.sources.diff.max_commits == 50
+    assert config.sources.docs.extensions == (".md", ".markdown", ".rst")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"retrieval": {"budget": "lots"}}, "'retrieval.budget': must be a whole number"),
+        ({"retrieval": {"budget": 10}}, "'retrieval.budget': must be between 50 and 200000"),
+        ({"sources": {"git": {"enabled": "yes"}}}, "'sources.git.enabled': must be true or false"),
+        ({"sources": {"docs": {"extensions": ".md"}}}, "'sources.docs.extensions': must be a list"),
+        ({"limits": {"max_body_chars": 500}}, "did you mean 'maxBodyChars'"),
+        ({"sourcez": {}}, "'sourcez': is not a known setting"),
+        ({"version": 2}, "'version': must be between 1 and 1"),
+        ([1, 2], "'(top level)': must be a JSON object"),
+    ],
+)
+def test_invalid_values_name_the_file_and_field(tmp_path: Path, data: object, message: str):
+    path = write(tmp_path, data)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(path) in str(err.value) and message in str(err.value)
+
+
+def test_missing_file_means_defaults(tmp_path: Path):
+    assert load_config(tmp_path / "absent.json") == ProjectConfig()
+
+
+def test_settings_from_the_environment(tmp_path: Path):
+    settings = Settings.from_env({"NEXUSMEM_HOME": str(tmp_path), "NEXUSMEM_VECTOR": "OFF"})
+    assert settings.home == tmp_path and settings.vector == "off"
+    with pytest.raises(ConfigError, match="NEXUSMEM_VECTOR"):
+        Settings.from_env({"NEXUSMEM_VECTOR": "maybe"})
