@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,7 +66,7 @@ class FilePatch:
     deleted: int
 
 
-def is_skipped_path(path: str, extra_globs: list[str] | None = None) -> bool:
+def is_skipped_path(path: str, extra_globs: Sequence[str] = ()) -> bool:
     """Lockfiles, vendored and build output, and the user's own ``skipGlobs``."""
     parts = path.split("/")
     name = parts[-1]
@@ -74,7 +74,7 @@ def is_skipped_path(path: str, extra_globs: list[str] | None = None) -> bool:
         return True
     if any(part in SKIP_DIRS for part in parts[:-1]):
         return True
-    return any(fnmatch.fnmatch(path, glob) for glob in extra_globs or ())
+    return any(fnmatch.fnmatch(path, glob) for glob in extra_globs)
 
 
 _QUOTED = re.compile(r'^"((?:[^"\\]|\\.)*)"')

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,7 +99,7 @@ def parse_sections(path: str, text: str) -> list[Section]:
     return parse_markdown(text, fallback)
 
 
-async def list_doc_files(root: Path, extensions: list[str]) -> list[str]:
+async def list_doc_files(root: Path, extensions: Sequence[str]) -> list[str]:
     """Tracked files whose name ends with one of ``extensions`` (case-insensitive)."""
     out = await git(root, "ls-files", "-z", "--cached")
     wanted = tuple(ext.lower() for ext in extensions)
