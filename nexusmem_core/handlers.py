@@ -2,26 +2,35 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import anyio
 
 from . import ingest
 from .collectors.git import RepoInfo, is_ancestor, read_repo
 from .config import ProjectConfig, Settings
 from .engine import Engine, ensure_workspace, open_engine, read_project
 from .errors import NexusMemError, UsageError
-from .models import SearchResponse, Status, SyncReport
+from .models import Node, SearchResponse, SearchResult, Status, SyncReport
 from .paths import DB_FILE, workspace_dir
 from .registry import ProjectEntry, load_registry, register_project, remove_projects
-from .retrieval.pack import display_title, format_date, pack
+from .retrieval.pack import Packer, display_title, format_date, pack
 from .retrieval.query import fts_match, query_terms
 from .retrieval.rank import prior_factor
 from .store.db import Database
-from .store.fts import Candidate, bm25_candidates, load_bodies
+from .store.fts import (
+    Candidate,
+    bm25_candidates,
+    deferred_index,
+    informative_terms,
+    load_bodies,
+)
 from .store.nodes import (
     NODE_COLUMNS,
     delete_nodes,
@@ -45,8 +54,9 @@ __all__ = [
 ]
 
 Progress = Callable[[str, int], None]
-BATCH = 500
+BATCH = 2000
 CANDIDATES = 100
+BODY_CHUNK = 20
 RRF_K = 60
 
 
@@ -99,25 +109,35 @@ async def sync(
         await upsert_project(db, pid, repo.name, str(repo.root), repo.origin)
         if rebuild:
             await _drop_project(db, pid)
-        touched: dict[str, int] = {}
-        if repo.head:
-            cursor = await get_cursor(db, pid, "git")
-            full = cursor is None or not await is_ancestor(repo.root, cursor, repo.head)
-            report.full_walk = full
-            rev = repo.head if full else f"{cursor}..{repo.head}"
-            if engine.config.sources.git.enabled:
-                report.commits = await _sync_commits(engine, rev, since, touched, progress)
-            if engine.config.sources.diff.enabled:
-                limit = ["-n", str(engine.config.sources.diff.max_commits)] if full else []
-                since_args = [f"--since={since}"] if since else []
-                report.diffs = await _sync_diffs(engine, [*limit, *since_args, rev], progress)
-            await set_cursor(db, pid, "git", repo.head)
-        if engine.config.sources.docs.enabled:
-            await _sync_docs(engine, touched, report, progress)
+        empty = not await db.fetchone("select 1 from nodes where project_id = ? limit 1", (pid,))
+        async with deferred_index(db) if empty else contextlib.nullcontext():
+            await _ingest(engine, report, since, progress)
         await set_cursor(db, pid, "last_sync", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     register_project(engine.settings.home, _entry(engine), synced=True)
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+async def _ingest(
+    engine: Engine, report: SyncReport, since: str | None, progress: Progress
+) -> None:
+    """Every source in turn: commits, then their diffs, then docs (dated by the commits)."""
+    repo, db, pid, sources = engine.repo, engine.db, engine.project_id, engine.config.sources
+    touched: dict[str, int] = {}
+    if repo.head:
+        cursor = await get_cursor(db, pid, "git")
+        full = cursor is None or not await is_ancestor(repo.root, cursor, repo.head)
+        report.full_walk = full
+        rev = repo.head if full else f"{cursor}..{repo.head}"
+        if sources.git.enabled:
+            report.commits = await _sync_commits(engine, rev, since, touched, progress)
+        if sources.diff.enabled:
+            limit = ["-n", str(sources.diff.max_commits)] if full else []
+            since_args = [f"--since={since}"] if since else []
+            report.diffs = await _sync_diffs(engine, [*limit, *since_args, rev], progress)
+        await set_cursor(db, pid, "git", repo.head)
+    if sources.docs.enabled:
+        await _sync_docs(engine, touched, report, progress)
 
 
 async def _drop_project(db: Database, pid: str) -> None:
@@ -130,40 +150,60 @@ async def _drop_project(db: Database, pid: str) -> None:
     await db.execute("delete from doc_files where project_id = ?", (pid,))
 
 
+async def _write_all(
+    db: Database, nodes: AsyncIterator[Node], stage: str, progress: Progress
+) -> int:
+    """Upsert a stream of nodes in batches; return the rows changed.
+
+    Writing overlaps parsing: while the database thread inserts one batch, the event loop
+    builds the next (at most two batches in flight, so memory stays flat). aiosqlite runs
+    statements in submission order, so the writes land in order.
+    """
+    changed = 0
+    in_flight = anyio.Semaphore(2)
+
+    async def write(batch: list[Node]) -> None:
+        nonlocal changed
+        async with in_flight:
+            rows = await upsert_nodes(db, batch)
+        changed += rows  # not `changed += await ...`: that reads `changed` before the await
+
+    seen = 0
+    batch: list[Node] = []
+    async with anyio.create_task_group() as tg:
+        async for node in nodes:
+            batch.append(node)
+            seen += 1
+            if len(batch) >= BATCH:
+                await in_flight.acquire()  # back-pressure before handing the batch over
+                in_flight.release()
+                tg.start_soon(write, batch)
+                batch = []
+                progress(stage, seen)
+        tg.start_soon(write, batch)
+    progress(stage, seen)
+    return changed
+
+
 async def _sync_commits(
     engine: Engine, rev: str, since: str | None, touched: dict[str, int], progress: Progress
 ) -> int:
     """Upsert commit nodes; note the newest commit time of every path (doc dates come from it)."""
-    batch, seen, changed = [], 0, 0
-    async for commit, node in ingest.commit_nodes(
-        engine.project_id, engine.repo.root, rev, engine.config, since
-    ):
-        for _, path in commit.changes:
-            touched.setdefault(path, commit.ts)
-        batch.append(node)
-        seen += 1
-        if len(batch) >= BATCH:
-            changed += await upsert_nodes(engine.db, batch)
-            batch = []
-            progress("commits", seen)
-    changed += await upsert_nodes(engine.db, batch)
-    progress("commits", seen)
-    return changed
+
+    async def nodes() -> AsyncIterator[Node]:
+        async for commit, node in ingest.commit_nodes(
+            engine.project_id, engine.repo.root, rev, engine.config, since
+        ):
+            for _, path in commit.changes:
+                touched.setdefault(path, commit.ts)
+            yield node
+
+    return await _write_all(engine.db, nodes(), "commits", progress)
 
 
 async def _sync_diffs(engine: Engine, rev_args: list[str], progress: Progress) -> int:
-    batch, seen, changed = [], 0, 0
-    async for node in ingest.diff_nodes(
-        engine.project_id, engine.repo.root, rev_args, engine.config
-    ):
-        batch.append(node)
-        seen += 1
-        if len(batch) >= BATCH:
-            changed += await upsert_nodes(engine.db, batch)
-            batch = []
-            progress("diffs", seen)
-    changed += await upsert_nodes(engine.db, batch)
-    return changed
+    nodes = ingest.diff_nodes(engine.project_id, engine.repo.root, rev_args, engine.config)
+    return await _write_all(engine.db, nodes, "diffs", progress)
 
 
 async def _sync_docs(
@@ -212,7 +252,11 @@ async def _sync_docs(
 # -------------------------------------------------------------------------------------- search
 
 
-async def _ranked(db: Database, pid: str, match: str) -> list[Candidate]:
+async def _ranked(db: Database, pid: str, query: str) -> list[Candidate]:
+    """BM25 candidates of one project, scored with the priors, best first."""
+    match = fts_match(await informative_terms(db, query_terms(query)))
+    if match is None:
+        return []
     candidates = await bm25_candidates(db, match, pid, CANDIDATES)
     now = time.time()
     for c in candidates:
@@ -223,15 +267,14 @@ async def _ranked(db: Database, pid: str, match: str) -> list[Candidate]:
     return candidates
 
 
-def _respond(
+def _response(
     query: str,
     budget: int,
-    sibling_cap: int,
     candidates: list[Candidate],
+    results: list[SearchResult],
     names: dict[str, str],
     all_projects: bool,
 ) -> SearchResponse:
-    results = pack(candidates, query_terms(query), budget, sibling_cap, names, all_projects)
     return SearchResponse(
         query=query,
         budget=budget,
@@ -254,17 +297,20 @@ async def search(engine: Engine, query: str, budget: int | None = None) -> Searc
     """Rank this repository's memory against ``query`` and pack the best into ``budget``."""
     _check_query(query, budget)
     budget = budget or engine.config.retrieval.budget
-    match = fts_match(query)
-    candidates = await _ranked(engine.db, engine.project_id, match) if match else []
-    await load_bodies(engine.db, candidates[:CANDIDATES])
-    return _respond(
-        query,
-        budget,
-        engine.config.retrieval.sibling_cap,
-        candidates,
-        {engine.project_id: engine.repo.name},
-        all_projects=False,
-    )
+    candidates = await _ranked(engine.db, engine.project_id, query)
+    names = {engine.project_id: engine.repo.name}
+    packer = Packer(budget, engine.config.retrieval.sibling_cap, query_terms(query), names)
+    # Bodies (patches up to maxBodyChars) are read a few at a time, only until the budget
+    # is full: most of the 100 candidates never get a look.
+    for start in range(0, len(candidates), BODY_CHUNK):
+        chunk = candidates[start : start + BODY_CHUNK]
+        await load_bodies(engine.db, chunk)
+        for c in chunk:
+            if not packer.full:
+                packer.offer(c)
+        if packer.full:
+            break
+    return _response(query, budget, candidates, packer.chosen, names, all_projects=False)
 
 
 async def search_all(settings: Settings, query: str, budget: int | None = None) -> SearchResponse:
@@ -276,7 +322,6 @@ async def search_all(settings: Settings, query: str, budget: int | None = None) 
     """
     _check_query(query, budget)
     budget = budget or 2000
-    match = fts_match(query)
     fused: list[Candidate] = []
     names: dict[str, str] = {}
     skipped: list[str] = []
@@ -284,7 +329,7 @@ async def search_all(settings: Settings, query: str, budget: int | None = None) 
         try:
             async with open_engine(settings, Path(entry.root), read_only=True) as engine:
                 names[engine.project_id] = engine.repo.name
-                ranked = await _ranked(engine.db, engine.project_id, match) if match else []
+                ranked = await _ranked(engine.db, engine.project_id, query)
                 await load_bodies(engine.db, ranked[:CANDIDATES])
         except NexusMemError as err:
             skipped.append(f"{entry.root}: {err}")
@@ -292,7 +337,8 @@ async def search_all(settings: Settings, query: str, budget: int | None = None) 
         for rank, c in enumerate(ranked, start=1):
             c.score = 1.0 / (RRF_K + rank)
             fused.append(c)
-    response = _respond(query, budget, 2, fused, names, all_projects=True)
+    results = pack(fused, query_terms(query), budget, 2, names, tag_project=True)
+    response = _response(query, budget, fused, results, names, all_projects=True)
     response.skipped = skipped
     return response
 

@@ -26,7 +26,7 @@ __all__ = [
     "read_doc_files",
 ]
 
-MAX_FILES_LISTED = 200
+MAX_FILES = 500  # per commit; a vendoring commit can touch 50,000
 
 
 def cap(text: str, limit: int) -> tuple[str, bool]:
@@ -38,14 +38,13 @@ def cap(text: str, limit: int) -> tuple[str, bool]:
 
 
 def commit_node(project_id: str, commit: Commit, max_chars: int) -> Node:
-    """A commit: subject, message body and the changed files."""
-    lines = [f"{status} {path}" for status, path in commit.changes[:MAX_FILES_LISTED]]
-    if len(commit.changes) > MAX_FILES_LISTED:
-        lines.append(f"... and {len(commit.changes) - MAX_FILES_LISTED} more")
-    body = commit.message
-    if lines:
-        body += "\n\nFiles:\n" + "\n".join(lines)
-    body, _ = cap(body, max_chars)
+    """A commit: subject and message body, and the changed files beside them.
+
+    The files are indexed in their own low-weight column, not in the body: as body text, the
+    words every path shares ("src", "py", "Files") matched nine nodes in ten and made every
+    query rank the whole corpus.
+    """
+    body, _ = cap(commit.message, max_chars)
     return Node(
         project_id=project_id,
         kind="git_commit",
@@ -56,10 +55,11 @@ def commit_node(project_id: str, commit: Commit, max_chars: int) -> Node:
         ts=commit.ts,
         signal=commit_signal(commit),
         provenance="observed",
-        files=sorted({path for _, path in commit.changes[:500]}),
+        files=sorted({path for _, path in commit.changes[:MAX_FILES]}),
         meta={
             "parents": commit.parents,
             "author": commit.author,
+            "changes": [f"{status} {path}" for status, path in commit.changes[:MAX_FILES]],
             "files_changed": len(commit.changes),
         },
     )

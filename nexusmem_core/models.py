@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 __all__ = [
@@ -44,19 +45,28 @@ class Node:
     files: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
 
-    @property
+    # Cached: a sync computes these for every node, and JSON encoding was a tenth of the
+    # first sync's time when done twice. Nodes are not mutated after they are built.
+    @cached_property
     def id(self) -> str:
         return node_id(self.project_id, self.kind, self.ref)
 
-    @property
+    @cached_property
+    def meta_json(self) -> str:
+        return json.dumps(self.meta, ensure_ascii=False, sort_keys=True, default=str)
+
+    @cached_property
     def content_hash(self) -> str:
-        payload = json.dumps(
-            [self.title, self.body, self.ts, self.signal, self.grp, self.files, self.meta],
-            sort_keys=True,
-            ensure_ascii=False,
-            default=str,
-        )
-        return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+        parts = [
+            self.title,
+            self.body,
+            str(self.ts),
+            repr(self.signal),
+            self.grp or "",
+            "\x1f".join(self.files),
+            self.meta_json,
+        ]
+        return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass

@@ -171,3 +171,21 @@ async def test_two_clones_of_one_origin_share_a_project_id(
         open_engine(settings, b.path, create=True) as eb,
     ):
         assert ea.project_id == eb.project_id == "github.com/acme/widget"
+
+
+async def test_full_text_index_matches_the_nodes_after_every_kind_of_sync(
+    engine: Engine, repo: Repo
+):
+    async def check() -> None:
+        # FTS5 compares its index with the content table and raises if they disagree.
+        await engine.db.execute("insert into nodes_fts(nodes_fts) values ('integrity-check')")
+
+    await handlers.sync(engine)  # bulk: the index is built once at the end
+    await check()
+    repo.commit("docs: rewrite", {"README.md": "# Project\n\nNew intro.\n\n## Usage\n\nRun.\n"})
+    await handlers.sync(engine)  # incremental: triggers keep the index in step
+    await check()
+    await handlers.sync(engine, rebuild=True)
+    await check()
+    response = await handlers.search(engine, "usage run")
+    assert any(r.ref == "README.md#Usage" for r in response.results)

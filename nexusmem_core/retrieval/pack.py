@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from ..models import SearchResult
 from ..store.fts import Candidate
 
-__all__ = ["estimate_tokens", "excerpt", "format_date", "pack", "render_entry"]
+__all__ = ["Packer", "estimate_tokens", "excerpt", "format_date", "pack", "render_entry"]
 
 EXCERPT_LINES = 4
 EXCERPT_CHARS = 360
@@ -25,7 +25,9 @@ DIFF_LINES = 12
 def estimate_tokens(text: str) -> int:
     """Tokens as BPE tokenizers count them, roughly and on the high side: about 3.6 ASCII
     characters per token for English and code, one per non-ASCII character (CJK, emoji)."""
-    non_ascii = sum(1 for ch in text if ord(ch) > 127)
+    if text.isascii():  # the common case, without a Python-level loop over characters
+        return math.ceil(len(text) / 3.6)
+    non_ascii = len(text) - len(text.encode("ascii", "ignore"))
     return math.ceil((len(text) - non_ascii) / 3.6) + non_ascii
 
 
@@ -61,6 +63,14 @@ def _diff_excerpt(body: str, terms: Sequence[str]) -> list[str]:
     return [head, *_window(rest, terms, DIFF_LINES - 1)]
 
 
+def _files_line(paths: str, shown: int = 4) -> str:
+    files = [p for p in paths.split("\n") if p]
+    if not files:
+        return ""
+    more = f" (+{len(files) - shown} more)" if len(files) > shown else ""
+    return "files: " + ", ".join(files[:shown]) + more
+
+
 def excerpt(candidate: Candidate, terms: Sequence[str]) -> str:
     """The few lines under a result's header that show why it matched."""
     body = candidate.body
@@ -70,7 +80,7 @@ def excerpt(candidate: Candidate, terms: Sequence[str]) -> str:
         if candidate.kind == "git_commit":
             # The subject is already the header; show the message body, else the files.
             _, _, rest = body.partition("\n")
-            body = rest.strip()
+            body = rest.strip() or _files_line(candidate.paths)
         lines = [line.rstrip() for line in body.split("\n") if line.strip()]
         lines = _window(lines, terms, EXCERPT_LINES)
     text = "\n".join(line[:200] for line in lines)
@@ -119,6 +129,55 @@ def _result(c: Candidate, summary: str, project: str) -> SearchResult:
     )
 
 
+MIN_ENTRY_TOKENS = 12  # no header line is shorter: below this much room, packing is done
+
+
+class Packer:
+    """Greedy packing, one candidate at a time, best score first.
+
+    Incremental so the caller can load bodies (which can be large) only for the candidates
+    that get a look before the budget is full.
+    """
+
+    def __init__(
+        self,
+        budget: int,
+        sibling_cap: int,
+        terms: Sequence[str],
+        names: dict[str, str],
+        tag_project: bool = False,
+    ) -> None:
+        self.budget, self.sibling_cap, self.terms = budget, sibling_cap, terms
+        self.names, self.tag_project = names, tag_project
+        self.used = 0
+        self.chosen: list[SearchResult] = []
+        self.per_group: dict[str, int] = {}
+
+    @property
+    def full(self) -> bool:
+        return self.budget - self.used < MIN_ENTRY_TOKENS
+
+    def offer(self, c: Candidate) -> bool:
+        """Keep ``c`` if its group has room and it fits (with its excerpt, else header only)."""
+        group = f"{c.project_id}\x00{c.grp}" if c.grp else None
+        if group and self.per_group.get(group, 0) >= self.sibling_cap:
+            return False
+        project = self.names.get(c.project_id, c.project_id)
+        result = _result(c, excerpt(c, self.terms), project)
+        # +1: the newline that joins entries.
+        result.tokens = estimate_tokens(render_entry(result, self.tag_project)) + 1
+        if self.used + result.tokens > self.budget:
+            result.summary = ""
+            result.tokens = estimate_tokens(render_entry(result, self.tag_project)) + 1
+            if self.used + result.tokens > self.budget:
+                return False
+        self.used += result.tokens
+        if group:
+            self.per_group[group] = self.per_group.get(group, 0) + 1
+        self.chosen.append(result)
+        return True
+
+
 def pack(
     candidates: Sequence[Candidate],
     terms: Sequence[str],
@@ -128,23 +187,9 @@ def pack(
     tag_project: bool = False,
 ) -> list[SearchResult]:
     """Choose what fits the budget, best score first; ``names`` maps project ids to names."""
-    chosen: list[SearchResult] = []
-    used = 0
-    per_group: dict[str, int] = {}
+    packer = Packer(budget, sibling_cap, terms, names, tag_project)
     for c in sorted(candidates, key=lambda c: c.score, reverse=True):
-        group = f"{c.project_id}\x00{c.grp}" if c.grp else None
-        if group and per_group.get(group, 0) >= sibling_cap:
-            continue
-        result = _result(c, excerpt(c, terms), names.get(c.project_id, c.project_id))
-        # +1: the newline that joins entries. If the excerpt does not fit, try the header alone.
-        result.tokens = estimate_tokens(render_entry(result, tag_project)) + 1
-        if used + result.tokens > budget:
-            result.summary = ""
-            result.tokens = estimate_tokens(render_entry(result, tag_project)) + 1
-            if used + result.tokens > budget:
-                continue
-        used += result.tokens
-        if group:
-            per_group[group] = per_group.get(group, 0) + 1
-        chosen.append(result)
-    return chosen
+        if packer.full:
+            break
+        packer.offer(c)
+    return packer.chosen

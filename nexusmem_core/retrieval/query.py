@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_TERMS", "fts_match", "query_terms"]
+__all__ = ["MAX_TERMS", "fts_match", "query_terms", "quote_term"]
 
 MAX_TERMS = 24
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -33,9 +33,14 @@ def query_terms(text: str) -> list[str]:
     return (content or terms)[:MAX_TERMS]
 
 
-def fts_match(text: str) -> str | None:
-    """The MATCH expression for ``text``, or None when it holds no searchable word."""
-    terms = query_terms(text)
+def quote_term(term: str) -> str:
+    """One term as an FTS5 string: always a plain phrase, never an operator or a filter."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts_match(text: str | list[str]) -> str | None:
+    """The MATCH expression for ``text`` (or its terms), or None when there is no word."""
+    terms = query_terms(text) if isinstance(text, str) else text
     if not terms:
         return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    return " OR ".join(quote_term(t) for t in terms)

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from ..retrieval.query import quote_term
 from .db import Database
 from .nodes import NODE_COLUMNS, decode_meta
 
-__all__ = ["TITLE_WEIGHT", "Candidate", "bm25_candidates", "load_bodies"]
+__all__ = [
+    "PATHS_WEIGHT",
+    "TITLE_WEIGHT",
+    "Candidate",
+    "bm25_candidates",
+    "deferred_index",
+    "load_bodies",
+]
 
-TITLE_WEIGHT = 4.0  # a term in the title counts four times one in the body
+# BM25 column weights: a term in the title counts four times one in the body; a path the
+# node touches counts half, so a file name finds its commits without drowning the prose.
+TITLE_WEIGHT = 4.0
+PATHS_WEIGHT = 0.5
 
 
 @dataclass
@@ -31,6 +44,7 @@ class Candidate:
     relevance: float = 0.0
     score: float = 0.0
     body: str = ""
+    paths: str = ""
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...], relevance: float) -> Candidate:
@@ -67,6 +81,26 @@ class Candidate:
         )
 
 
+async def informative_terms(db: Database, terms: list[str]) -> list[str]:
+    """Drop the terms that cannot change the ranking, only its cost.
+
+    FTS5's bm25 clamps the IDF of a term found in more than half the rows to ~0 (1e-6), so
+    such a term ("src", "py" in a Python repository's paths) adds nothing to any score, yet
+    OR-ing it in makes FTS5 score nearly every row: a path query cost 26 ms instead of 2 at
+    10k nodes. When every term is that common, they are all kept.
+    """
+    if len(terms) < 2:
+        return terms
+    counts = ", ".join("(select count(*) from nodes_fts where nodes_fts match ?)" for _ in terms)
+    row = await db.fetchone(
+        f"select (select count(*) from nodes), {counts}", [quote_term(t) for t in terms]
+    )
+    assert row is not None
+    total, hits = row[0], row[1:]
+    kept = [t for t, n in zip(terms, hits, strict=True) if 0 < n <= total / 2]
+    return kept or terms
+
+
 async def bm25_candidates(
     db: Database, match: str, project_id: str, limit: int = 100
 ) -> list[Candidate]:
@@ -75,7 +109,7 @@ async def bm25_candidates(
         f"""
         select {NODE_COLUMNS}, -f.rank
         from (select rowid, rank from nodes_fts
-              where nodes_fts match ? and rank match 'bm25({TITLE_WEIGHT}, 1.0)'
+              where nodes_fts match ? and rank match 'bm25({TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT})'
               order by rank limit ?) f
         join nodes n on n.seq = f.rowid
         where n.project_id = ?
@@ -92,8 +126,34 @@ async def load_bodies(db: Database, candidates: list[Candidate]) -> None:
         return
     marks = ",".join("?" * len(candidates))
     rows = await db.fetchall(
-        f"select id, body from nodes where id in ({marks})", [c.id for c in candidates]
+        f"select id, body, paths from nodes where id in ({marks})", [c.id for c in candidates]
     )
-    bodies = dict(rows)
+    found = {id_: (body, paths) for id_, body, paths in rows}
     for candidate in candidates:
-        candidate.body = bodies.get(candidate.id, "")
+        candidate.body, candidate.paths = found.get(candidate.id, ("", ""))
+
+
+@asynccontextmanager
+async def deferred_index(db: Database) -> AsyncIterator[None]:
+    """Index the FTS table once, after a bulk load, instead of row by row through triggers.
+
+    Measured on 5.8k nodes: per-row triggers 0.58 s, one ``insert ... select`` 0.15 s. Only
+    valid inside the caller's write transaction, and only while every row it writes is new
+    (a first sync or a rebuild): with the triggers gone, an update or delete of an already
+    indexed row would leave the index stale. Dropping triggers is transactional, so a failure
+    rolls them back with everything else and no other connection ever sees them missing.
+    """
+    (max_seq,) = await db.fetchone("select coalesce(max(seq), 0) from nodes") or (0,)
+    triggers = await db.fetchall(
+        "select name, sql from sqlite_master where type = 'trigger' and tbl_name = 'nodes'"
+    )
+    for name, _ in triggers:
+        await db.execute(f'drop trigger "{name}"')
+    yield
+    await db.execute(
+        "insert into nodes_fts(rowid, title, body, paths) "
+        "select seq, title, body, paths from nodes where seq > ?",
+        (max_seq,),
+    )
+    for _, sql in triggers:
+        await db.execute(sql)

@@ -34,6 +34,7 @@ create table nodes (
     grp          text,                     -- siblings share it: doc path, commit of a diff
     title        text not null,
     body         text not null,
+    paths        text not null default '',  -- the files it touches, one per line (indexed apart)
     ts           integer,                  -- when the event happened (unix s); null = unknown
     created_at   integer not null,         -- when this store recorded it (unix s)
     signal       real not null check (signal >= 0 and signal <= 1),
@@ -77,21 +78,23 @@ create table doc_files (
 
 _V1_FTS = """
 create virtual table nodes_fts using fts5(
-    title, body,
+    title, body, paths,
     content='nodes', content_rowid='seq',
     tokenize='porter unicode61 remove_diacritics 2'
 );
 create trigger nodes_ai after insert on nodes begin
-    insert into nodes_fts(rowid, title, body) values (new.seq, new.title, new.body);
+    insert into nodes_fts(rowid, title, body, paths)
+    values (new.seq, new.title, new.body, new.paths);
 end;
 create trigger nodes_ad after delete on nodes begin
-    insert into nodes_fts(nodes_fts, rowid, title, body)
-    values ('delete', old.seq, old.title, old.body);
+    insert into nodes_fts(nodes_fts, rowid, title, body, paths)
+    values ('delete', old.seq, old.title, old.body, old.paths);
 end;
-create trigger nodes_au after update of title, body on nodes begin
-    insert into nodes_fts(nodes_fts, rowid, title, body)
-    values ('delete', old.seq, old.title, old.body);
-    insert into nodes_fts(rowid, title, body) values (new.seq, new.title, new.body);
+create trigger nodes_au after update of title, body, paths on nodes begin
+    insert into nodes_fts(nodes_fts, rowid, title, body, paths)
+    values ('delete', old.seq, old.title, old.body, old.paths);
+    insert into nodes_fts(rowid, title, body, paths)
+    values (new.seq, new.title, new.body, new.paths);
 end;
 """
 

@@ -28,11 +28,12 @@ NODE_COLUMNS = (
 # Unchanged content (same hash) leaves the row alone: no write, no FTS churn, no new
 # created_at. Trust and supersedes belong to people and are never overwritten by a resync.
 _UPSERT = """
-insert into nodes (id, project_id, kind, source, ref, grp, title, body, ts, created_at,
+insert into nodes (id, project_id, kind, source, ref, grp, title, body, paths, ts, created_at,
                    signal, provenance, content_hash, meta)
-values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 on conflict(id) do update set
-    grp = excluded.grp, title = excluded.title, body = excluded.body, ts = excluded.ts,
+    grp = excluded.grp, title = excluded.title, body = excluded.body, paths = excluded.paths,
+    ts = excluded.ts,
     signal = excluded.signal, provenance = excluded.provenance,
     content_hash = excluded.content_hash, meta = excluded.meta
 where nodes.content_hash != excluded.content_hash
@@ -54,12 +55,13 @@ async def upsert_nodes(db: Database, nodes: Sequence[Node]) -> int:
             n.grp,
             n.title,
             n.body,
+            "\n".join(n.files),
             n.ts,
             now,
             n.signal,
             n.provenance,
             n.content_hash,
-            json.dumps(n.meta, ensure_ascii=False),
+            n.meta_json,
         )
         for n in nodes
     ]

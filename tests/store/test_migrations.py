@@ -26,6 +26,7 @@ EXPECTED_NODE_COLUMNS = [
     "grp",
     "title",
     "body",
+    "paths",
     "ts",
     "created_at",
     "signal",
