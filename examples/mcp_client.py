@@ -5,6 +5,7 @@ python examples/mcp_client.py [REPO] [QUESTION]
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -13,7 +14,10 @@ from mcp import Client, StdioServerParameters
 
 
 async def main(repo: Path, question: str) -> None:
-    server = StdioServerParameters(command=sys.executable, args=["-m", "nexusmem_mcp"])
+    # The SDK passes a launched server only a safe subset of the environment; NexusMem's
+    # own variables (NEXUSMEM_HOME, NEXUSMEM_LOG_LEVEL) are passed on explicitly.
+    env = {k: v for k, v in os.environ.items() if k.startswith("NEXUSMEM_")}
+    server = StdioServerParameters(command=sys.executable, args=["-m", "nexusmem_mcp"], env=env)
     async with Client(server) as client:
         tools = await client.list_tools()
         print("tools:", ", ".join(sorted(t.name for t in tools.tools)))

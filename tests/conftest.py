@@ -64,8 +64,9 @@ class Repo:
         return self.git("rev-parse", "HEAD").strip()
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own NEXUSMEM_HOME: no test may touch the user's registry."""
     path = tmp_path / "home"
     monkeypatch.setenv("NEXUSMEM_HOME", str(path))
     return path

@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import Any
 
 import aiosqlite
+import anyio.to_thread
 
 from ..errors import StoreError
 from .migrations import migrate
@@ -82,11 +83,8 @@ def _connector(path: Path, read_only: bool, want_vec: bool, out: list[VectorSupp
         conn = module.connect(
             uri, uri=True, isolation_level=None, check_same_thread=False, timeout=15
         )
-        conn.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("pragma foreign_keys = on")
-        if not read_only:
-            conn.execute("pragma journal_mode = wal")
-            conn.execute("pragma synchronous = normal")
+        # Nothing here reads the file: a file that is not a database fails in the pragmas
+        # run after connecting, where the connection can still be closed cleanly.
         out.append(_load_vec(conn, want_vec))
         return conn
 
@@ -145,10 +143,17 @@ async def open_database(
     try:
         await conn.__aenter__()
     except Exception as err:
+        # aiosqlite stops its worker thread on a failed connect without waiting for it; let
+        # it finish while this event loop is still alive to receive its last callback.
+        await anyio.to_thread.run_sync(conn._thread.join, 5.0)
         raise StoreError(f"{path}: cannot open the memory database ({err})") from err
     db = Database(conn, path, support[0])
     try:
+        await db.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
+        await db.execute("pragma foreign_keys = on")
         if not read_only:
+            await db.execute("pragma journal_mode = wal")
+            await db.execute("pragma synchronous = normal")
             await migrate(db)
         yield db
     except DB_ERRORS as err:
