@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from nexusmem_core import handlers
+from nexusmem_core import sync as sync_module
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.errors import NotInitialisedError
@@ -142,7 +143,7 @@ async def test_failed_sync_leaves_the_previous_memory_intact(
     async def broken(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(handlers, "_sync_docs", broken)
+    monkeypatch.setattr(sync_module, "_sync_docs", broken)
     with pytest.raises(RuntimeError):
         await handlers.sync(engine, rebuild=True)
     assert await snapshot(engine) == before

@@ -1,0 +1,192 @@
+"""The sync use case: bring one repository's memory up to date, in one transaction."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import AsyncIterator, Callable
+
+import anyio
+
+from . import ingest
+from .collectors.git import is_ancestor, read_repo
+from .engine import Engine
+from .models import Node, SyncReport
+from .registry import ProjectEntry, register_project
+from .store.db import Database
+from .store.fts import deferred_index
+from .store.nodes import delete_nodes, get_cursor, set_cursor, upsert_nodes, upsert_project
+
+__all__ = ["Progress", "project_entry", "sync"]
+
+Progress = Callable[[str, int], None]
+BATCH = 2000
+
+
+def _noop(_stage: str, _count: int) -> None:
+    return None
+
+
+def project_entry(engine: Engine) -> ProjectEntry:
+    """The registry entry that makes this repository findable by ``--all-projects``."""
+    return ProjectEntry(
+        project_id=engine.project_id,
+        name=engine.repo.name,
+        root=str(engine.repo.root),
+        database=str(engine.db.path),
+    )
+
+
+async def sync(
+    engine: Engine, *, rebuild: bool = False, since: str | None = None, progress: Progress = _noop
+) -> SyncReport:
+    """Ingest what is new since the last sync, in one transaction: all of it or none of it."""
+    started = time.perf_counter()
+    if since and re.fullmatch(r"\d{4}-\d{2}-\d{2}", since.strip()):
+        since = since.strip() + "T00:00:00"  # git reads a bare date as that day at this hour
+    engine.repo = await read_repo(engine.repo.root)  # HEAD may have moved since it was opened
+    repo, db, pid = engine.repo, engine.db, engine.project_id
+    report = SyncReport(project=repo.name, root=str(repo.root), rebuilt=rebuild)
+    async with db.transaction():
+        await upsert_project(db, pid, repo.name, str(repo.root), repo.origin)
+        if rebuild:
+            await _drop_project(db, pid)
+        empty = not await db.fetchone("select 1 from nodes where project_id = ? limit 1", (pid,))
+        async with deferred_index(db) if empty else contextlib.nullcontext():
+            await _ingest(engine, report, since, progress)
+        await set_cursor(db, pid, "last_sync", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    register_project(engine.settings.home, project_entry(engine), synced=True)
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
+
+
+async def _ingest(
+    engine: Engine, report: SyncReport, since: str | None, progress: Progress
+) -> None:
+    """Every source in turn: commits, then their diffs, then docs (dated by the commits)."""
+    repo, db, pid, sources = engine.repo, engine.db, engine.project_id, engine.config.sources
+    touched: dict[str, int] = {}
+    if repo.head:
+        cursor = await get_cursor(db, pid, "git")
+        full = cursor is None or not await is_ancestor(repo.root, cursor, repo.head)
+        report.full_walk = full
+        rev = repo.head if full else f"{cursor}..{repo.head}"
+        if sources.git.enabled:
+            report.commits = await _sync_commits(engine, rev, since, touched, progress)
+        if sources.diff.enabled:
+            limit = ["-n", str(sources.diff.max_commits)] if full else []
+            since_args = [f"--since={since}"] if since else []
+            report.diffs = await _sync_diffs(engine, [*limit, *since_args, rev], progress)
+        await set_cursor(db, pid, "git", repo.head)
+    if sources.docs.enabled:
+        await _sync_docs(engine, touched, report, progress)
+
+
+async def _drop_project(db: Database, pid: str) -> None:
+    await db.execute(
+        "delete from node_files where node_id in (select id from nodes where project_id = ?)",
+        (pid,),
+    )
+    await db.execute("delete from nodes where project_id = ?", (pid,))
+    await db.execute("delete from cursors where project_id = ?", (pid,))
+    await db.execute("delete from doc_files where project_id = ?", (pid,))
+
+
+async def _write_all(
+    db: Database, nodes: AsyncIterator[Node], stage: str, progress: Progress
+) -> int:
+    """Upsert a stream of nodes in batches; return the rows changed.
+
+    Writing overlaps parsing: while the database thread inserts one batch, the event loop
+    builds the next (at most two batches in flight, so memory stays flat). aiosqlite runs
+    statements in submission order, so the writes land in order.
+    """
+    changed = 0
+    in_flight = anyio.Semaphore(2)
+
+    async def write(batch: list[Node]) -> None:
+        nonlocal changed
+        async with in_flight:
+            rows = await upsert_nodes(db, batch)
+        changed += rows  # not `changed += await ...`: that reads `changed` before the await
+
+    seen = 0
+    batch: list[Node] = []
+    async with anyio.create_task_group() as tg:
+        async for node in nodes:
+            batch.append(node)
+            seen += 1
+            if len(batch) >= BATCH:
+                await in_flight.acquire()  # back-pressure before handing the batch over
+                in_flight.release()
+                tg.start_soon(write, batch)
+                batch = []
+                progress(stage, seen)
+        tg.start_soon(write, batch)
+    progress(stage, seen)
+    return changed
+
+
+async def _sync_commits(
+    engine: Engine, rev: str, since: str | None, touched: dict[str, int], progress: Progress
+) -> int:
+    """Upsert commit nodes; note the newest commit time of every path (doc dates come from it)."""
+
+    async def nodes() -> AsyncIterator[Node]:
+        async for commit, node in ingest.commit_nodes(
+            engine.project_id, engine.repo.root, rev, engine.config, since
+        ):
+            for _, path in commit.changes:
+                touched.setdefault(path, commit.ts)
+            yield node
+
+    return await _write_all(engine.db, nodes(), "commits", progress)
+
+
+async def _sync_diffs(engine: Engine, rev_args: list[str], progress: Progress) -> int:
+    nodes = ingest.diff_nodes(engine.project_id, engine.repo.root, rev_args, engine.config)
+    return await _write_all(engine.db, nodes, "diffs", progress)
+
+
+async def _sync_docs(
+    engine: Engine, touched: dict[str, int], report: SyncReport, progress: Progress
+) -> None:
+    """Re-parse only the doc files whose content or date changed; forget vanished sections."""
+    db, pid = engine.db, engine.project_id
+    stored = {
+        path: (digest, ts)
+        for path, digest, ts in await db.fetchall(
+            "select path, content_hash, ts from doc_files where project_id = ?", (pid,)
+        )
+    }
+    current = await ingest.read_doc_files(engine.repo.root, engine.config)
+    for doc in current:
+        old = stored.get(doc.path)
+        ts = touched.get(doc.path) or (old[1] if old else None) or doc.mtime
+        if old and old == (doc.digest, ts):
+            continue
+        nodes = ingest.doc_nodes(pid, doc, ts, engine.config.limits.max_body_chars)
+        keep = {n.id for n in nodes}
+        existing = await db.fetchall(
+            "select id from nodes where project_id = ? and source = 'docs' and grp = ?",
+            (pid, doc.path),
+        )
+        report.removed += await delete_nodes(db, [i for (i,) in existing if i not in keep])
+        report.docs_sections += await upsert_nodes(db, nodes)
+        report.docs_files_parsed += 1
+        await db.execute(
+            "insert into doc_files (project_id, path, content_hash, ts) values (?, ?, ?, ?) "
+            "on conflict(project_id, path) do update set content_hash = excluded.content_hash, "
+            "ts = excluded.ts",
+            (pid, doc.path, doc.digest, ts),
+        )
+    gone = set(stored) - {doc.path for doc in current}
+    for path in sorted(gone):
+        rows = await db.fetchall(
+            "select id from nodes where project_id = ? and source = 'docs' and grp = ?",
+            (pid, path),
+        )
+        report.removed += await delete_nodes(db, [i for (i,) in rows])
+        await db.execute("delete from doc_files where project_id = ? and path = ?", (pid, path))
+    progress("docs", len(current))
