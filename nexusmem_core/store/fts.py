@@ -48,37 +48,9 @@ class Candidate:
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...], relevance: float) -> Candidate:
-        (
-            id_,
-            project_id,
-            kind,
-            ref,
-            grp,
-            title,
-            ts,
-            created_at,
-            signal,
-            provenance,
-            trust,
-            meta,
-            superseded,
-        ) = row[:13]
-        return cls(
-            id_,
-            project_id,
-            kind,
-            ref,
-            grp,
-            title,
-            ts,
-            created_at,
-            signal,
-            provenance,
-            trust,
-            decode_meta(meta),
-            bool(superseded),
-            relevance,
-        )
+        """From the first 13 columns of ``NODE_COLUMNS``, in their order."""
+        meta, superseded = row[11], row[12]
+        return cls(*row[:11], decode_meta(meta), bool(superseded), relevance)
 
 
 async def informative_terms(db: Database, terms: list[str]) -> list[str]:
