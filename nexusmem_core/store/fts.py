@@ -26,6 +26,22 @@ TITLE_WEIGHT = 4.0
 PATHS_WEIGHT = 0.5
 
 
+# The leading NODE_COLUMNS that map one to one onto Candidate fields.
+_ROW_FIELDS = (
+    "id",
+    "project_id",
+    "kind",
+    "ref",
+    "grp",
+    "title",
+    "ts",
+    "created_at",
+    "signal",
+    "provenance",
+    "trust",
+)
+
+
 @dataclass
 class Candidate:
     id: str
@@ -49,8 +65,10 @@ class Candidate:
     @classmethod
     def from_row(cls, row: tuple[Any, ...], relevance: float) -> Candidate:
         """From the first 13 columns of ``NODE_COLUMNS``, in their order."""
-        meta, superseded = row[11], row[12]
-        return cls(*row[:11], decode_meta(meta), bool(superseded), relevance)
+        plain = dict(zip(_ROW_FIELDS, row, strict=False))
+        return cls(
+            **plain, meta=decode_meta(row[11]), superseded=bool(row[12]), relevance=relevance
+        )
 
 
 async def informative_terms(db: Database, terms: list[str]) -> list[str]:
