@@ -19,7 +19,7 @@ import aiosqlite
 import anyio.to_thread
 
 from ..errors import StoreError
-from .migrations import migrate
+from .migrations import LATEST, migrate, schema_version
 
 __all__ = ["DB_ERRORS", "Database", "VectorSupport", "open_database", "sqlite_module"]
 
@@ -151,10 +151,21 @@ async def open_database(
     try:
         await db.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
         await db.execute("pragma foreign_keys = on")
+        version = await schema_version(db)
+        if version > LATEST:
+            raise StoreError(
+                f"{path} was written by a newer NexusMem (schema v{version}, this one knows "
+                f"v{LATEST}): upgrade NexusMem"
+            )
         if not read_only:
             await db.execute("pragma journal_mode = wal")
             await db.execute("pragma synchronous = normal")
             await migrate(db)
+        elif version < LATEST:
+            raise StoreError(
+                f"{path} is from an older NexusMem (schema v{version}): run `nexusmem sync` "
+                "to upgrade it"
+            )
         yield db
     except DB_ERRORS as err:
         raise StoreError(f"{path}: {err}; move the file aside and run `nexusmem sync`") from err

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .db import Database
 
-__all__ = ["MIGRATIONS", "migrate"]
+__all__ = ["LATEST", "MIGRATIONS", "migrate", "schema_version"]
 
 _V1_NODES = """
 create table projects (
@@ -102,6 +102,20 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
 ]
+
+
+LATEST = MIGRATIONS[-1][0]
+
+
+async def schema_version(db: Database) -> int:
+    """The newest migration applied; 0 for a database that has none."""
+    exists = await db.fetchone(
+        "select 1 from sqlite_master where type = 'table' and name = 'schema_migrations'"
+    )
+    if not exists:
+        return 0
+    row = await db.fetchone("select max(version) from schema_migrations")
+    return int(row[0] or 0) if row else 0
 
 
 async def migrate(db: Database) -> list[int]:

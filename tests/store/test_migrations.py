@@ -79,3 +79,26 @@ async def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path):
         async with open_database(bad):
             pass
     assert bad.read_bytes() == b"this is not sqlite" * 100
+
+
+async def test_readers_ask_for_a_sync_when_the_schema_is_behind(tmp_path: Path):
+    import sqlite3
+
+    import pytest
+
+    from nexusmem_core.errors import StoreError
+
+    path = tmp_path / "m.db"
+    async with open_database(path):
+        pass
+    latest = MIGRATIONS[-1][0]
+    with sqlite3.connect(path) as raw:
+        raw.execute("update schema_migrations set version = -1 where version = ?", (latest,))
+    with pytest.raises(StoreError, match="run `nexusmem sync`"):
+        async with open_database(path, read_only=True):
+            pass
+    with sqlite3.connect(path) as raw:
+        raw.execute("update schema_migrations set version = 999 where version = -1")
+    with pytest.raises(StoreError, match="newer NexusMem"):
+        async with open_database(path):
+            pass
