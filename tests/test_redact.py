@@ -1,0 +1,375 @@
+"""Secret redaction: the rule table checks itself, real commands lose their secrets, ordinary
+commands pass through untouched, and redaction is idempotent on any text."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nexusmem_core.redact import PLACEHOLDER, RULES, Rule, redact, redact_count
+
+# (command, the secret substring that must not survive); each command holds exactly one secret.
+SECRET_COMMANDS: list[tuple[str, str]] = [
+    ("export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+    (
+        "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ),
+    (
+        "aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLE",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLE",
+    ),
+    ("echo 'aws_secret_access_key = Zm9vYmFyYmF6cXV4' >> ~/.aws/credentials", "Zm9vYmFyYmF6cXV4"),
+    (
+        "AWS_SESSION_TOKEN=FwoGZXIvYXdzEBYaDHRva2VuX3ZhbHVl aws s3 ls",
+        "FwoGZXIvYXdzEBYaDHRva2VuX3ZhbHVl",
+    ),
+    (
+        "git clone https://ghp_16C7e42F292c6912E7710c838347Ae178B4a@github.com/a/b.git",
+        "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+    ),
+    (
+        "echo github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEF | gh auth login",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEF",
+    ),
+    ("export GITHUB_TOKEN=gho_abcdefghijklmnopqrstuvwxyz0123456789", "gho_abcdefghijkl"),
+    (
+        "curl -H 'Authorization: token ghs_abcdefghijklmnopqrstuvwxyz0123456789' api.github.com",
+        "ghs_abcdefghijkl",
+    ),
+    ("SLACK_BOT=xoxb-123456789012-1234567890123-AbCdEfGhIjKl node bot.js", "xoxb-1234567890"),
+    ("slackcat --token xoxp-2222222222-333333333-abcdefabcdef", "xoxp-2222222222"),
+    (
+        'curl -X POST -d \'{"text":"hi"}\' https://hooks.slack.com/services/T0AAA/B0BBB/ZZZZZZZZ',
+        "T0AAA/B0BBB/ZZZZZZZZ",
+    ),
+    (
+        "http GET api.local 'Authorization:Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln'",
+        "eyJhbGciOiJIUzI1NiJ9",
+    ),
+    ("jwt decode eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlMTIz", "eyJzdWIiOiIxIn0"),
+    (
+        "printf '%s' '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nAAAEbm9uZQ\n"
+        "-----END OPENSSH PRIVATE KEY-----' > key",
+        "b3BlbnNzaC1rZXktdjEAAAAA",
+    ),
+    ("cat <<EOF\n-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBa2\nEOF", "MHcCAQEEIBa2"),
+    ("curl -H 'Authorization: Basic YWxpY2U6aHVudGVyMg==' https://x.example.com", "YWxpY2U6"),
+    ('curl -H "authorization: Bearer abc123def456" https://x.example.com', "abc123def456"),
+    ("wget --header='Proxy-Authorization: Negotiate YIIGhgYJKoZI' http://x", "YIIGhgYJKoZI"),
+    ("curl --oauth2-bearer 9f8e7d6c5b4a https://x.example.com", "9f8e7d6c5b4a"),
+    ('curl -H "X-Api-Key: 0a1b2c3d4e5f" https://api.example.com', "0a1b2c3d4e5f"),
+    ("curl --header 'PRIVATE-TOKEN: abcdEFGH1234' https://gitlab.example.com", "abcdEFGH1234"),
+    ("psql postgres://app:Sup3rSecret@db.internal:5432/app", "Sup3rSecret"),
+    (
+        "pip install --index-url https://__token__:pypi-tok3n@pypi.example.com/simple x",
+        "pypi-tok3n",
+    ),
+    ("mysql -h db -u root -ptopsecret -e 'show databases'", "topsecret"),
+    ("mysqldump -uroot -p'my pass' app > dump.sql", "my pass"),
+    ("mariadb --user=root -pHunter2 app", "Hunter2"),
+    ("sshpass -p hunter2 ssh -p 2222 deploy@host uptime", "hunter2"),
+    ("curl -u alice:wonderland https://api.example.com/me", "wonderland"),
+    ("curl --user 'bob:pass with spaces' https://api.example.com", "pass with spaces"),
+    ("psql --password s3cret -h db", "s3cret"),
+    ("vault login --token=hvs.CAESIabcdefghijklmnopqrstuvwxyz", "hvs.CAESI"),
+    ("mc alias set s3 https://s3.example.com admin --secret-key=0p3nS3same", "0p3nS3same"),
+    ("az login --service-principal -u app --client-secret 'Xy8~abc.def' --tenant t", "Xy8~abc.def"),
+    ('DB_PASSWORD="correct horse battery" ./manage.py migrate', "correct horse battery"),
+    ("export OPENAI_API_KEY=sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7c", "sk-proj-Ab3dEf6"),
+    ("ANTHROPIC_API_KEY=sk-ant-api03-Xy9Zw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe claude", "Xy9Zw8Vu7Ts6Rq5"),
+    ("llm -m gpt-4o --key sk-Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0UvWxYz 'hi'", "Ab1Cd2Ef3Gh4Ij5"),
+    ("curl 'https://maps.example.com/api?q=x&key=AIzaSyD-1234567890abcdefghijklmnopqrstu'", "AIza"),
+    ("stripe charges list --api-key sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_4eC39"),
+    ("echo rk_live_51H8abcdefGHIJKLmnop >> .env", "rk_live_51H8"),
+    ("curl 'https://example.com/login?user=bob&password=hunter2&next=/'", "hunter2"),
+    ("PGPASSWORD=pgs3cret psql -h db -U app", "pgs3cret"),
+    ("MYSQL_PWD=mys3cret mysql -u root", "mys3cret"),
+    ("docker run -e POSTGRES_PASSWORD=dbpass123 postgres:16", "dbpass123"),
+    ("docker login -u bob -p dockerpass registry.example.com", "dockerpass"),
+    ("redis-cli -h cache -a r3disPass ping", "r3disPass"),
+    ("terraform apply -var 'db_password=tfs3cret'", "tfs3cret"),
+    ("java -Dspring.datasource.password=j4vaPass -jar app.jar", "j4vaPass"),
+    ("export GITHUB_TOKEN='ghp_short but quoted'", "ghp_short but quoted"),
+    ("npm config set //registry.npmjs.org/:_authToken=npm_tokenvalue", "npm_tokenvalue"),
+    (
+        'curl -X POST -d "{\\"username\\":\\"bob\\",\\"password\\":\\"pa55word\\"}" http://x',
+        "pa55word",
+    ),
+    ("openssl pkcs12 -export -out c.p12 -passout pass:exp0rtpw", "exp0rtpw"),
+    ("keytool -importcert -keystore ks.jks -storepass st0repw -file c.crt", "st0repw"),
+    ("ansible-playbook site.yml -e ansible_become_pass=b3come", "b3come"),
+]
+
+ORDINARY_COMMANDS: list[str] = [
+    "mkdir -p build",
+    "cp -p a b",
+    "cp -rp src dst",
+    'git commit -m "fix token parsing"',
+    'git commit -m "refactor authorization: split the module"',
+    "grep -r password src/",
+    'grep -rn "Authorization" src/',
+    "export PATH=/usr/bin:$PATH",
+    "echo $GITHUB_TOKEN",
+    'echo "${GITHUB_TOKEN}"',
+    "export GITHUB_TOKEN=$(gh auth token)",
+    'TOKEN="$TOKEN" ./run.sh',
+    "unset GITHUB_TOKEN",
+    "env | grep -i token",
+    "ssh user@host",
+    "ssh -p 2222 user@host",
+    "scp -P 2222 file.txt user@host:/tmp/",
+    "git clone https://github.com/a/b.git",
+    "git remote add origin git@github.com:a/b.git",
+    "pytest -k token",
+    "TOKENIZER=bert python x.py",
+    "python train.py --max-tokens 512 --tokenizer gpt2",
+    "MAX_TOKENS=4096 python run.py",
+    "git log --author=alice",
+    "export GIT_AUTHOR_NAME=alice",
+    "export PWD=/tmp OLDPWD=/home/me",
+    "curl 'https://example.com/api?page=2&limit=10'",
+    "curl -u alice https://example.com",
+    "mysql -u root -p",
+    "mysql -u root -p mydb",
+    "docker login -u alice --password-stdin registry.example.com",
+    "docker run -p 8080:80 -u 1000:1000 nginx",
+    "kubectl get secrets -n prod",
+    "rg 'sk-' src",
+    "git checkout -b sk-123-fix-login-redirect-bug",
+    "npm install jsonwebtoken",
+    'echo "Bearer tokens are cool"',
+    "openssl genrsa -out key.pem 2048",
+    'ssh-keygen -t ed25519 -C "me@example.com"',
+    "psql -h localhost -U postgres --no-password app",
+    "tar -xzf archive.tar.gz -C /tmp",
+    'rsync -avz -e "ssh -p 2222" src/ host:dst/',
+    "find . -name '*.key' -newer stamp",
+    "aws s3 ls s3://bucket/prefix",
+    "cat ~/.ssh/id_ed25519.pub",
+    "gh secret list",
+]
+
+
+# --- The table tests itself --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.name)
+def test_rule_example_redacts_to_its_expected_text(rule: Rule) -> None:
+    # Each example holds one secret: a count above 1 means two rules both took a bite.
+    assert redact_count(rule.example) == (rule.expected, 1)
+
+
+def _redact_with(rule: Rule, text: str) -> str:
+    """Replace the secret group of every match of one rule, independently of the engine."""
+    pieces, last = [], 0
+    for match in rule.pattern.finditer(text):
+        start, end = match.span(rule.group)
+        pieces += [text[last:start], PLACEHOLDER]
+        last = end
+    return "".join([*pieces, text[last:]])
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.name)
+def test_rule_example_is_redacted_by_that_rule_alone(rule: Rule) -> None:
+    assert _redact_with(rule, rule.example) == rule.expected
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.name)
+def test_rule_triggers_are_lowercase_and_present_in_its_example(rule: Rule) -> None:
+    assert rule.triggers
+    assert all(trigger == trigger.lower() for trigger in rule.triggers)
+    assert any(trigger in rule.example.lower() for trigger in rule.triggers)
+
+
+def test_rule_names_are_unique() -> None:
+    names = [rule.name for rule in RULES]
+    assert len(names) == len(set(names))
+
+
+# --- Real commands ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("command", "secret"), SECRET_COMMANDS)
+def test_secret_bearing_command_loses_its_secret(command: str, secret: str) -> None:
+    redacted, count = redact_count(command)
+    assert secret not in redacted
+    assert count == 1
+
+
+def test_table_catches_every_secret_command() -> None:
+    caught = [cmd for cmd, secret in SECRET_COMMANDS if secret not in redact(cmd)]
+    missed = [cmd for cmd, secret in SECRET_COMMANDS if secret in redact(cmd)]
+    print(f"redaction caught {len(caught)}/{len(SECRET_COMMANDS)} secret-bearing commands")
+    assert not missed
+    assert len(SECRET_COMMANDS) >= 40
+
+
+@pytest.mark.parametrize("command", ORDINARY_COMMANDS)
+def test_ordinary_command_is_unchanged(command: str) -> None:
+    assert redact_count(command) == (command, 0)
+
+
+def test_context_around_a_secret_is_kept() -> None:
+    assert redact("Authorization: Bearer abc123") == "Authorization: Bearer [REDACTED]"
+    assert redact("DB_PASSWORD=hunter2") == "DB_PASSWORD=[REDACTED]"
+    assert redact("https://user:pw@host") == "https://user:[REDACTED]@host"
+    assert redact("mysql -u root -pabc") == "mysql -u root -p[REDACTED]"
+    assert redact("x --token abc") == "x --token [REDACTED]"
+    assert redact("x --token=abc") == "x --token=[REDACTED]"
+
+
+def test_quoted_value_is_redacted_whole() -> None:
+    assert redact("export API_KEY='a b c' && go") == "export API_KEY=[REDACTED] && go"
+    assert redact('API_TOKEN="a \\" b" cmd') == "API_TOKEN=[REDACTED] cmd"
+    assert redact("--password 'x y'") == "--password [REDACTED]"
+
+
+def test_count_is_the_number_of_secrets_replaced() -> None:
+    text = "A_TOKEN=x B_SECRET=y curl -u u:p https://h"
+    assert redact_count(text) == (
+        "A_TOKEN=[REDACTED] B_SECRET=[REDACTED] curl -u u:[REDACTED] https://h",
+        3,
+    )
+    assert redact_count("") == ("", 0)
+
+
+def test_token_inside_a_redacted_assignment_is_counted_once() -> None:
+    assert redact_count("GITHUB_TOKEN=ghp_16C7e42F292c6912E7710c838347Ae178B4a") == (
+        "GITHUB_TOKEN=[REDACTED]",
+        1,
+    )
+
+
+def test_repeated_command_options_settle_in_one_pass() -> None:
+    # A command-scoped rule takes its command's first `-p`/`-u` only; were it to take "the next
+    # one" each time, every pass would reach one option further and never settle.
+    for text in ["docker login " + "-p hunter2 " * 30, "curl " + "-u a:b " * 30, "mysql -pX" * 30]:
+        once = redact(text)
+        assert redact_count(once) == (once, 0)
+
+
+def test_placeholder_is_never_matched_again() -> None:
+    for text in [
+        PLACEHOLDER,
+        f"TOKEN={PLACEHOLDER}",
+        f"TOKEN='{PLACEHOLDER}'",
+        f"Authorization: Bearer {PLACEHOLDER}",
+        f"Authorization: {PLACEHOLDER}",
+        f"mysql -p{PLACEHOLDER}",
+        f"curl -u a:{PLACEHOLDER} x",
+        f"https://u:{PLACEHOLDER}@h",
+        f"aws_secret_access_key = {PLACEHOLDER}",
+        f'{{"password": "{PLACEHOLDER}"}}',
+        f"X-Api-Key: {PLACEHOLDER}",
+        f"-----BEGIN PRIVATE KEY-----\n{PLACEHOLDER}\n-----END PRIVATE KEY-----",
+    ]:
+        assert redact_count(text) == (text, 0)
+
+
+# --- Properties ---------------------------------------------------------------------------
+
+# Text that is dense in the characters and words the rules care about, so the fuzzing reaches
+# them, with the placeholder itself among the pieces.
+_PIECES = [
+    *"aAzZ09_-=:@/.'\" \t\n$[]{}();|&?#+~\\",
+    *("TOKEN", "PASSWORD", "_PWD", "-p", "--token", "mysql ", "curl ", "-u ", "Bearer "),
+    *("Authorization: ", "://", "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----"),
+    *("eyJ", "ghp_", "xoxb-", "sk-", "AKIA", "sshpass -p ", "pass:", '"password":', PLACEHOLDER),
+    *("aws_secret_access_key = ", "X-Api-Key: ", "docker login -p ", "SECRET_KEY_", "?token="),
+]
+_ALPHABET = st.sampled_from(_PIECES)
+_FUZZ = st.lists(_ALPHABET, max_size=40).map("".join)
+_EXAMPLE_MIX = st.lists(
+    st.one_of(st.sampled_from([rule.example for rule in RULES]), st.text(max_size=20), _FUZZ),
+    max_size=6,
+).map(" ".join)
+
+
+@settings(max_examples=400)
+@given(st.text())
+def test_redaction_is_idempotent_on_arbitrary_text(text: str) -> None:
+    once = redact(text)
+    assert redact(once) == once
+
+
+@settings(max_examples=600)
+@given(st.one_of(_FUZZ, _EXAMPLE_MIX))
+def test_redaction_is_idempotent_on_secret_like_text(text: str) -> None:
+    once, _ = redact_count(text)
+    assert redact_count(once) == (once, 0)
+
+
+@settings(max_examples=300)
+@given(st.one_of(_FUZZ, _EXAMPLE_MIX))
+def test_existing_placeholders_survive_redaction(text: str) -> None:
+    assert redact(text).count(PLACEHOLDER) >= text.count(PLACEHOLDER)
+
+
+@settings(max_examples=300)
+@given(st.one_of(st.text(), _FUZZ, _EXAMPLE_MIX))
+def test_a_rule_matches_only_text_containing_one_of_its_triggers(text: str) -> None:
+    # The triggers are a prefilter: skipping a rule must never skip a match.
+    lowered = text.lower()
+    for rule in RULES:
+        if rule.pattern.search(text):
+            assert any(trigger in lowered for trigger in rule.triggers), rule.name
+
+
+@given(
+    st.lists(st.sampled_from(RULES), min_size=1, max_size=4), st.sampled_from(["\n", "; ", " && "])
+)
+def test_joined_examples_redact_like_each_example(rules: list[Rule], sep: str) -> None:
+    # Joined by command separators: within one command, command-scoped rules (mysql's `-p`)
+    # rightly read further arguments as their own.
+    text = sep.join(rule.example for rule in rules)
+    assert redact(text) == sep.join(rule.expected for rule in rules)
+
+
+# --- Pathological input returns (linear-time patterns; no timing assertions) ---------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a=" * 25_000,
+        "-----BEGIN" * 5_000,
+        "-----BEGIN RSA PRIVATE KEY-----" * 2_000,
+        "-----BEGIN PRIVATE KEY-----" + " " * 50_000 + "x",
+        "xox" * 17_000,
+        "xoxb-" * 10_000,
+        "eyJ" * 17_000,
+        "eyJaaaaaaaaaaaa." * 3_000,
+        "TOKEN_" * 8_000,
+        "A" * 50_000,
+        "-" * 50_000,
+        "mysql " * 8_000,
+        "curl -u " * 6_000,
+        "sshpass -a " * 5_000,
+        "Authorization: " * 3_000,
+        "x-token-" * 6_000,
+        "https://a:" * 5_000,
+        "?a_" * 16_000,
+        '"' * 50_000,
+        "'" * 50_000,
+        "TOKEN=" * 8_000,
+        'TOKEN="' * 8_000,
+        "sk-A1" * 10_000,
+        "--a-token" * 5_000,
+        '"token' * 8_000,
+        "_" * 50_000,
+        "authorization:" * 3_500,
+        "Authorization: a" * 3_000,
+        "X-Api-Key:" * 5_000,
+        '"password":' * 4_500,
+        "docker login -p " * 3_000,
+        "aws_secret_access_key " * 2_000,
+    ],
+    ids=lambda text: re.sub(r"\W", "_", text[:12]),
+)
+def test_pathological_input_returns(text: str) -> None:
+    redacted, _ = redact_count(text)
+    assert isinstance(redacted, str)
