@@ -161,7 +161,7 @@ def _scan(source: str) -> Callable[[Settings, argparse.Namespace], Awaitable[int
 
         # A dry run works before init and creates nothing.
         repo, config = await read_project(Path(args.C))
-        rows = await handlers.scan(repo, config, source, args.limit)
+        rows = await handlers.scan(settings, repo, config, source, args.limit)
         if args.json:
             _print_json(rows)
         else:
@@ -171,6 +171,44 @@ def _scan(source: str) -> Callable[[Settings, argparse.Namespace], Awaitable[int
         return 0
 
     return command
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    """install / remove / status of the shell hook. Synchronous and light: no event loop."""
+    from nexusmem_core.collectors.shell import hooks
+    from nexusmem_core.config import Settings
+    from nexusmem_core.errors import NexusMemError
+
+    try:
+        home = Settings.from_env().home
+        shell = args.shell or hooks.default_shell()
+        if args.action == "install":
+            for warning in hooks.install(shell, home):
+                print(f"warning: {warning}", file=sys.stderr)
+            print(
+                f"installed the {shell} hook in {hooks.rc_file(shell)}; "
+                "open a new shell to start recording"
+            )
+        elif args.action == "remove":
+            found = hooks.remove(shell, home)
+            print(f"removed the {shell} hook" if found else f"no {shell} hook was installed")
+        else:
+            status = hooks.status(shell, home)
+            if args.json:
+                _print_json(status.__dict__)
+                return 0
+            last = (
+                time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_recorded))
+                if status.last_recorded
+                else "never"
+            )
+            print(f"{shell}: {status.state} ({status.rc_file})\nlast recorded: {last}")
+            for warning in status.warnings:
+                print(f"warning: {warning}", file=sys.stderr)
+    except NexusMemError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
 
 
 async def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
@@ -233,10 +271,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prune", action="store_true", help="forget entries whose database is gone")
     p.set_defaults(func=cmd_projects)
 
+    p = sub.add_parser("hook", parents=[as_json], help="record shell commands as you type them")
+    p.add_argument("action", choices=("install", "remove", "status"))
+    p.add_argument(
+        "--shell",
+        choices=("bash", "zsh", "fish", "pwsh"),
+        help="which shell (default: from $SHELL)",
+    )
+    p.set_defaults(func=cmd_hook, sync=True)
+
     p = sub.add_parser("mcp", help="serve MCP over stdio")
     p.set_defaults(func=cmd_mcp)
 
-    for source, what in (("git", "commits"), ("diff", "file diffs"), ("docs", "doc sections")):
+    scans = (
+        ("git", "commits"),
+        ("diff", "file diffs"),
+        ("docs", "doc sections"),
+        ("shell", "shell commands"),
+    )
+    for source, what in scans:
         p = sub.add_parser(
             f"scan-{source}",
             parents=[repo, as_json],
@@ -249,6 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "sync", False):
+        return int(args.func(args))
     return run(args.func, args)
 
 

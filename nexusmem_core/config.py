@@ -82,10 +82,19 @@ class DocsSource:
 
 
 @dataclass(frozen=True)
+class ShellSource:
+    enabled: bool = True
+    scrape: bool = True
+    """Without a hook log, read the tail of the shell history files (no cwd, no exit code)."""
+    scrape_tail_lines: int = _bounded(300, 10, 1_000_000)
+
+
+@dataclass(frozen=True)
 class Sources:
     git: GitSource = GitSource()
     diff: DiffSource = DiffSource()
     docs: DocsSource = DocsSource()
+    shell: ShellSource = ShellSource()
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from typing import Any
 
 from . import ingest
 from .collectors.git import RepoInfo
+from .collectors.shell.hooklog import LOG_FILE, LogCursor
 from .config import ProjectConfig, Settings
 from .engine import Engine, ensure_workspace, open_engine, read_project
 from .errors import NexusMemError, UsageError
@@ -177,6 +178,7 @@ async def status(engine: Engine) -> Status:
         else f"off: {vectors.reason}; searching with BM25"
     )
     return Status(
+        shell=_shell_capture(engine),
         project=engine.repo.name,
         project_id=pid,
         root=str(engine.repo.root),
@@ -193,6 +195,18 @@ async def status(engine: Engine) -> Status:
     )
 
 
+def _shell_capture(engine: Engine) -> str:
+    if not engine.config.sources.shell.enabled:
+        return "off (sources.shell.enabled is false)"
+    log = engine.settings.home / LOG_FILE
+    if log.exists():
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(log.stat().st_mtime))
+        return f"shell hook (last command recorded {when})"
+    if engine.config.sources.shell.scrape:
+        return "scraped from history files: no cwd or exit codes (`nexusmem hook install`)"
+    return "off: no hook log, and scraping is disabled"
+
+
 def status_text(s: Status) -> str:
     span = f"{format_date(s.first_ts)} .. {format_date(s.last_ts)}" if s.nodes else "empty"
     lines = [f"{s.project}  {s.root}", f"{s.nodes} node(s)  {span}"]
@@ -200,6 +214,7 @@ def status_text(s: Status) -> str:
     behind = "" if s.cursor == s.head else "  (HEAD has moved: run `nexusmem sync`)"
     lines += [
         f"last sync  {s.last_sync or 'never'}{behind}",
+        f"shell      {s.shell}",
         f"vectors    {s.vector}",
         f"database   {s.database} (schema v{s.schema_version})",
     ]
@@ -272,7 +287,7 @@ async def get_node(engine: Engine, node_id: str) -> dict[str, Any] | None:
 
 
 async def scan(
-    repo: RepoInfo, cfg: ProjectConfig, source: str, limit: int | None = None
+    settings: Settings, repo: RepoInfo, cfg: ProjectConfig, source: str, limit: int | None = None
 ) -> list[dict[str, Any]]:
     """What a sync would write for one source, without writing: ``git``, ``diff`` or ``docs``."""
     pid = repo.project_id
@@ -288,6 +303,9 @@ async def scan(
             nodes.append(node)
             if limit and len(nodes) >= limit:
                 break
+    elif source == "shell":
+        found = await ingest.shell_nodes(repo, cfg, settings.home, LogCursor())
+        nodes = found.nodes[-limit:] if limit else found.nodes
     elif source == "docs":
         for doc in await ingest.read_doc_files(repo.root, cfg):
             nodes += ingest.doc_nodes(pid, doc, doc.mtime, cfg.limits.max_body_chars)
@@ -297,7 +315,7 @@ async def scan(
             "id": n.id,
             "kind": n.kind,
             "ref": n.ref,
-            "title": n.title,
+            "title": display_title(n),
             "date": format_date(n.ts),
             "signal": n.signal,
             "provenance": n.provenance,

@@ -6,13 +6,20 @@ Shared by ``sync`` (which writes) and the ``scan-*`` dry runs (which only print)
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
+
+import anyio.to_thread
 
 from .collectors.diffs import FilePatch, is_skipped_path, walk_patches
 from .collectors.docs import list_doc_files, parse_sections
-from .collectors.git import Commit, commit_signal, walk_commits
+from .collectors.git import Commit, RepoInfo, commit_signal, walk_commits
+from .collectors.shell import history, hooklog
+from .collectors.shell.nodes import hook_node, scraped_node
+from .collectors.shell.scope import inside, repository_roots
 from .config import ProjectConfig
 from .models import Node
 
@@ -24,6 +31,7 @@ __all__ = [
     "diff_nodes",
     "doc_nodes",
     "read_doc_files",
+    "shell_nodes",
 ]
 
 MAX_FILES = 500  # per commit; a vendoring commit can touch 50,000
@@ -179,3 +187,48 @@ def doc_nodes(project_id: str, doc: DocFile, ts: int | None, max_chars: int) -> 
             )
         )
     return nodes
+
+
+@dataclass
+class ShellNodes:
+    nodes: list[Node]
+    mode: str  # "hook", "scraped" or "off"
+    cursor: hooklog.LogCursor | None = None  # where the hook log was read up to
+    malformed: int = 0
+
+
+async def shell_nodes(
+    repo: RepoInfo, config: ProjectConfig, home: Path, cursor: hooklog.LogCursor
+) -> ShellNodes:
+    """The hook log's new commands run inside this repository; without a hook log, the tail of
+    the shell history files (attributed to this repository, with no cwd or exit code)."""
+    limit = config.limits.max_body_chars
+    log = home / hooklog.LOG_FILE
+    if log.exists():
+        result = await anyio.to_thread.run_sync(hooklog.read_new, log, cursor)
+        roots = await repository_roots(repo.root)
+        nodes = [
+            hook_node(repo.project_id, record, limit)
+            for record in result.records
+            if inside(record.get("cwd"), roots)
+        ]
+        return ShellNodes(nodes, "hook", result.cursor, result.malformed)
+    if not config.sources.shell.scrape:
+        return ShellNodes([], "off")
+    nodes = []
+    tail = config.sources.shell.scrape_tail_lines
+    for shell, path in history.default_history_files(Path.home(), os.environ).items():
+        data, whole = await anyio.to_thread.run_sync(history.read_tail, path, tail)
+        for entry in history.settled(history.PARSERS[shell](data), whole):
+            nodes.append(
+                scraped_node(
+                    repo.project_id,
+                    shell,
+                    entry.key,
+                    entry.command,
+                    entry.ts,
+                    entry.duration,
+                    limit,
+                )
+            )
+    return ShellNodes(nodes, "scraped")

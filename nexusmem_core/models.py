@@ -131,6 +131,9 @@ class SyncReport:
     docs_sections: int = 0
     docs_files_parsed: int = 0
     removed: int = 0
+    shell: int = 0
+    shell_mode: str = "off"  # hook, scraped, or off
+    shell_skipped: int = 0  # malformed hook-log lines passed over
     full_walk: bool = False
     rebuilt: bool = False
     seconds: float = 0.0
@@ -155,6 +158,7 @@ class Status:
     cursor: str | None
     vector: str
     schema_version: int
+    shell: str = ""  # how shell commands are captured
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

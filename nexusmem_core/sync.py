@@ -11,6 +11,7 @@ import anyio
 
 from . import ingest
 from .collectors.git import is_ancestor, read_repo
+from .collectors.shell import hooklog
 from .engine import Engine
 from .models import Node, SyncReport
 from .registry import ProjectEntry, register_project
@@ -81,6 +82,8 @@ async def _ingest(
         await set_cursor(db, pid, "git", repo.head)
     if sources.docs.enabled:
         await _sync_docs(engine, touched, report, progress)
+    if sources.shell.enabled:
+        await _sync_shell(engine, report, progress)
 
 
 async def _drop_project(db: Database, pid: str) -> None:
@@ -190,3 +193,19 @@ async def _sync_docs(
         report.removed += await delete_nodes(db, [i for (i,) in rows])
         await db.execute("delete from doc_files where project_id = ? and path = ?", (pid, path))
     progress("docs", len(current))
+
+
+async def _sync_shell(engine: Engine, report: SyncReport, progress: Progress) -> None:
+    """Commands from the hook log when there is one, else scraped from history files."""
+    db, pid = engine.db, engine.project_id
+    cursor = hooklog.LogCursor.decode(await get_cursor(db, pid, "shell:hook"))
+    found = await ingest.shell_nodes(engine.repo, engine.config, engine.settings.home, cursor)
+
+    async def nodes() -> AsyncIterator[Node]:
+        for node in found.nodes:
+            yield node
+
+    report.shell_mode, report.shell_skipped = found.mode, found.malformed
+    report.shell = await _write_all(db, nodes(), "shell", progress)
+    if found.cursor is not None:
+        await set_cursor(db, pid, "shell:hook", found.cursor.encode())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from typing import Any, Protocol
 
 from ..models import SearchResult
 from ..store.fts import Candidate
@@ -103,10 +104,20 @@ def render_entry(r: SearchResult, tag_project: bool) -> str:
     return "\n".join(lines)
 
 
-def display_title(c: Candidate) -> str:
-    """A diff is shown with its commit's subject, which is stored (not indexed) in meta."""
+class _Titled(Protocol):
+    kind: str
+    title: str
+    meta: dict[str, Any]
+
+
+def display_title(c: _Titled) -> str:
+    """A diff is shown with its commit's subject (stored, not indexed, in meta); a command with
+    its exit code, or the admission that it is not known."""
     if c.kind == "file_diff" and c.meta.get("subject"):
         return f"{c.title} — {c.meta['subject']}"
+    if c.kind == "shell_command":
+        code = c.meta.get("exit")
+        return f"shell: {c.title}  (exit {code if code is not None else 'unknown'})"
     return c.title
 
 

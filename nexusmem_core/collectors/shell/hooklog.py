@@ -1,0 +1,167 @@
+"""The shell hook's log: ``$NEXUSMEM_HOME/shell-history.jsonl``, one JSON object a line.
+
+Written by ``record.py`` (in the background of every prompt) and read by sync. Standard library
+only. The command text is redacted before it is written; the raw text survives only as a keyed
+hash (HMAC with a per-user key in ``$NEXUSMEM_HOME/hook.key``), so two commands that differ only
+in a secret stay distinct without the secret being guessable from its hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "LOG_FILE",
+    "MAX_LINE",
+    "LogCursor",
+    "ReadResult",
+    "append",
+    "command_hash",
+    "read_new",
+]
+
+LOG_FILE = "shell-history.jsonl"
+KEY_FILE = "hook.key"
+MAX_LINE = 256 * 1024  # a longer line is dropped: no shell command worth keeping is that long
+
+
+def _key(home: Path) -> bytes:
+    path = home / KEY_FILE
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        pass
+    home.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_bytes(32)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another hook won the race: use its key
+        return path.read_bytes()
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(key)
+    return key
+
+
+def command_hash(home: Path, raw: str) -> str:
+    """A keyed hash of the raw command text: equal commands match, secrets do not leak."""
+    return hmac.new(_key(home), raw.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+
+
+def append(home: Path, record: dict[str, Any]) -> None:
+    """Append one record as a line, creating the log with mode 0600.
+
+    O_APPEND makes each write land whole at the end even with many shells writing at once
+    (a line is far below PIPE_BUF on the filesystems that matter).
+    """
+    home.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    fd = os.open(home / LOG_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line.encode("utf-8", "surrogatepass"))
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class LogCursor:
+    """Where the last sync stopped: a byte offset, and what the file looked like there.
+
+    ``head`` is a hash of the file's first line. If the file is now shorter than the offset, or
+    its first line changed, it was truncated or rotated: reading starts again from 0 (records
+    carry their own ids, so re-reading what was already ingested adds nothing).
+    """
+
+    offset: int = 0
+    head: str = ""
+
+    def encode(self) -> str:
+        return f"{self.offset}:{self.head}"
+
+    @classmethod
+    def decode(cls, value: str | None) -> LogCursor:
+        if not value or ":" not in value:
+            return cls()
+        offset, _, head = value.partition(":")
+        return cls(int(offset), head) if offset.isdigit() else cls()
+
+
+@dataclass
+class ReadResult:
+    records: list[dict[str, Any]]
+    cursor: LogCursor
+    malformed: int = 0
+    restarted: bool = False
+
+
+def _head(handle: Any) -> str:
+    handle.seek(0)
+    return hashlib.sha256(handle.readline(MAX_LINE)).hexdigest()[:16]
+
+
+def _lines(handle: Any, end: int) -> Iterator[bytes]:
+    while handle.tell() < end:
+        line = handle.readline(MAX_LINE + 1)
+        if not line:
+            return
+        yield line
+
+
+def read_new(path: Path, cursor: LogCursor) -> ReadResult:
+    """The complete records written since ``cursor``; malformed lines are skipped and counted.
+
+    A last line without its newline is still being written: it is left for the next sync.
+    """
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below, across the helpers
+    except FileNotFoundError:
+        return ReadResult([], LogCursor())
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        head = _head(handle)
+        restarted = cursor.offset > size or (cursor.offset > 0 and cursor.head != head)
+        start = 0 if restarted else cursor.offset
+        handle.seek(start)
+        records: list[dict[str, Any]] = []
+        malformed = 0
+        offset = start
+        for line in _lines(handle, size):
+            if not line.endswith(b"\n"):
+                if len(line) > MAX_LINE:  # an oversize line: skip to its end
+                    malformed += 1
+                    rest = handle.readline()
+                    while rest and not rest.endswith(b"\n"):
+                        rest = handle.readline()
+                    offset = handle.tell()
+                    continue
+                break  # a partial last line
+            offset += len(line)
+            record = _parse(line)
+            if record is None:
+                malformed += 1
+            else:
+                records.append(record)
+        return ReadResult(records, LogCursor(offset, head), malformed, restarted)
+
+
+_REQUIRED = {"id": str, "cmd": str, "shell": str}
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    for name, kind in _REQUIRED.items():
+        if not isinstance(record.get(name), kind) or not record[name]:
+            return None
+    return record

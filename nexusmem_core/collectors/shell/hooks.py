@@ -1,0 +1,201 @@
+"""``nexusmem hook install|remove|status``: put the hook into a shell's start-up file and out.
+
+The script itself lives in ``$NEXUSMEM_HOME/hooks/``; the user's rc file only gets a marked
+block that sources it if it exists, so a removed NexusMem costs nothing and prints nothing.
+The block records how it was added (a newline put before it, a file created for it), so
+``remove`` gives the file back byte for byte. fish reads ``conf.d/`` by itself: there the hook
+is a file of its own and the user's config is never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...errors import ConfigError, UsageError
+from .hooklog import LOG_FILE
+from .scripts import SCRIPTS, VERSION, render
+
+__all__ = ["SHELLS", "HookStatus", "default_shell", "install", "remove", "status"]
+
+SHELLS = tuple(SCRIPTS)
+BEGIN = "# >>> nexusmem hook >>>"
+END = "# <<< nexusmem hook <<<"
+_BLOCK = re.compile(
+    r"(?P<nl>\n)?# >>> nexusmem hook >>>(?P<flags>[^\n]*)\n.*?# <<< nexusmem hook <<<\n?",
+    re.DOTALL,
+)
+
+
+def default_shell(environ: dict[str, str] | os._Environ[str] | None = None) -> str:
+    """The user's shell from ``$SHELL`` (PowerShell on Windows)."""
+    env = os.environ if environ is None else environ
+    if sys.platform == "win32":
+        return "pwsh"
+    name = Path(env.get("SHELL", "bash")).name
+    return {"pwsh": "pwsh", "powershell": "pwsh"}.get(name, name if name in SHELLS else "bash")
+
+
+def rc_file(shell: str, environ: dict[str, str] | os._Environ[str] | None = None) -> Path:
+    """The start-up file the hook goes into."""
+    env = os.environ if environ is None else environ
+    home = Path(env.get("HOME") or Path.home())
+    if shell == "bash":
+        return home / ".bashrc"
+    if shell == "zsh":
+        return Path(env.get("ZDOTDIR") or home) / ".zshrc"
+    if shell == "fish":
+        config = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+        return config / "fish" / "conf.d" / "nexusmem.fish"
+    if sys.platform == "win32":
+        return home / "Documents" / "PowerShell" / "Microsoft.PowerShell_profile.ps1"
+    config = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+    return config / "powershell" / "Microsoft.PowerShell_profile.ps1"
+
+
+def _script_path(home: Path, shell: str) -> Path:
+    return home / "hooks" / f"nexusmem.{ {'pwsh': 'ps1'}.get(shell, shell) }"
+
+
+def _block(shell: str, script: Path, flags: str) -> str:
+    if shell == "pwsh":
+        line = f"if (Test-Path -LiteralPath '{script}') {{ . '{script}' }}"
+    else:
+        quoted = str(script).replace("'", "'\\''")
+        line = f"[ -f '{quoted}' ] && . '{quoted}'"
+    return f"{BEGIN}{flags}\n{line}\n{END}\n"
+
+
+def _check_shell(shell: str) -> None:
+    if shell not in SHELLS:
+        raise UsageError(f"--shell: {shell!r} is not one of {', '.join(SHELLS)}")
+
+
+@dataclass
+class HookStatus:
+    shell: str
+    state: str  # installed, not installed, outdated
+    rc_file: str
+    script: str
+    last_recorded: float | None
+    warnings: list[str]
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return None
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.nexusmem-tmp")
+    tmp.write_bytes(text.encode("utf-8", "surrogateescape"))
+    if path.exists():
+        os.chmod(tmp, path.stat().st_mode & 0o7777)
+    os.replace(tmp, path)
+
+
+def install(
+    shell: str, home: Path, python: str = sys.executable, environ: dict[str, str] | None = None
+) -> list[str]:
+    """Write the script and the rc block (idempotent); return warnings worth showing."""
+    _check_shell(shell)
+    script = _script_path(home, shell)
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(render(shell, python, str(home)), encoding="utf-8")
+    (home / "hooks" / f"{shell}.state").unlink(missing_ok=True)
+    rc = rc_file(shell, environ)
+    warnings: list[str] = []
+    if shell == "fish":
+        _write(rc, render(shell, python, str(home)))
+        script.unlink()
+        return warnings
+    text = _read(rc)
+    if text is not None and BEGIN in text:
+        return warnings  # already there; the script it sources was refreshed above
+    if shell == "bash" and text and re.search(r"trap\s.*DEBUG|bash-preexec", text):
+        warnings.append(
+            f"{rc} sets a DEBUG trap or loads bash-preexec: NexusMem joins "
+            "bash-preexec, but cannot share a DEBUG trap owned by anything else"
+        )
+    if text is None:  # remove deletes the file again
+        new = _block(shell, script, " created")
+    elif text == "" or text.endswith("\n"):
+        new = text + _block(shell, script, "")
+    else:  # remove takes the newline out again too
+        new = text + "\n" + _block(shell, script, " newline")
+    _write(rc, new)
+    return warnings
+
+
+def remove(shell: str, home: Path, environ: dict[str, str] | None = None) -> bool:
+    """Take the hook out, restoring the rc file exactly; return whether anything was there."""
+    _check_shell(shell)
+    rc = rc_file(shell, environ)
+    found = False
+    if shell == "fish":
+        found = rc.exists()
+        rc.unlink(missing_ok=True)
+    else:
+        text = _read(rc)
+        if text is not None and BEGIN in text:
+            match = _BLOCK.search(text)
+            if match is None:
+                raise ConfigError(
+                    f"{rc}: the NexusMem block has lost its end marker; "
+                    f"remove the lines from {BEGIN!r} by hand"
+                )
+            found = True
+            flags = match.group("flags")
+            # The newline before the block is the user's unless the block says we added it.
+            keep = "" if "newline" in flags else match.group("nl") or ""
+            rest = text[: match.start()] + keep + text[match.end() :]
+            if "created" in flags and not rest:
+                rc.unlink()
+            else:
+                _write(rc, rest)
+    script = _script_path(home, shell)
+    found = found or script.exists()
+    script.unlink(missing_ok=True)
+    return found
+
+
+def _last_recorded(home: Path) -> float | None:
+    try:
+        return (home / LOG_FILE).stat().st_mtime
+    except FileNotFoundError:
+        return None
+
+
+def status(
+    shell: str, home: Path, python: str = sys.executable, environ: dict[str, str] | None = None
+) -> HookStatus:
+    """installed / not installed / outdated, and when the log last grew."""
+    _check_shell(shell)
+    rc = rc_file(shell, environ)
+    script = rc if shell == "fish" else _script_path(home, shell)
+    current = _read(script)
+    text = _read(rc)
+    wired = shell == "fish" or (text is not None and BEGIN in text)
+    warnings = []
+    if current is None or not wired:
+        state = "not installed"
+    elif current != render(shell, python, str(home)):
+        state = "outdated"
+        warnings.append(
+            f"run `nexusmem hook install --shell {shell}` to update it "
+            f"(this NexusMem writes version {VERSION})"
+        )
+    else:
+        state = "installed"
+    if (home / "hooks" / f"{shell}.state").is_file():
+        warnings.append(
+            "another tool owns bash's DEBUG trap: commands are not recorded; load "
+            "bash-preexec (NexusMem joins it) or remove the other trap"
+        )
+    return HookStatus(shell, state, str(rc), str(script), _last_recorded(home), warnings)

@@ -1,0 +1,73 @@
+"""The hook log: read from a cursor, survive truncation and rotation, skip what is broken."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+from nexusmem_core.collectors.shell import hooklog
+from nexusmem_core.collectors.shell.hooklog import LogCursor, read_new
+
+
+def rec(i: int, cmd: str = "make test") -> dict:
+    return {"v": 1, "id": f"id{i}", "cmd": cmd, "shell": "bash", "cwd": "/r", "exit": 0}
+
+
+def test_append_creates_a_private_file_and_reads_back(tmp_path: Path):
+    hooklog.append(tmp_path, rec(1))
+    path = tmp_path / hooklog.LOG_FILE
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    result = read_new(path, LogCursor())
+    assert [r["id"] for r in result.records] == ["id1"]
+
+
+def test_reading_resumes_at_the_cursor(tmp_path: Path):
+    for i in range(3):
+        hooklog.append(tmp_path, rec(i))
+    path = tmp_path / hooklog.LOG_FILE
+    first = read_new(path, LogCursor())
+    hooklog.append(tmp_path, rec(3))
+    second = read_new(path, LogCursor.decode(first.cursor.encode()))
+    assert [r["id"] for r in second.records] == ["id3"] and not second.restarted
+
+
+def test_truncated_or_rotated_logs_are_read_from_the_start(tmp_path: Path):
+    path = tmp_path / hooklog.LOG_FILE
+    for i in range(5):
+        hooklog.append(tmp_path, rec(i))
+    cursor = read_new(path, LogCursor()).cursor
+    path.write_text(json.dumps(rec(9)) + "\n")  # rotated: shorter, another first line
+    result = read_new(path, cursor)
+    assert result.restarted and [r["id"] for r in result.records] == ["id9"]
+    os.truncate(path, 0)
+    assert read_new(path, cursor).records == []
+
+
+def test_malformed_lines_are_counted_and_a_partial_last_line_waits(tmp_path: Path):
+    path = tmp_path / hooklog.LOG_FILE
+    lines = [
+        json.dumps(rec(1)),
+        "{not json",
+        json.dumps({"id": "x"}),
+        "[1,2]",
+        "x" * (hooklog.MAX_LINE + 10),
+        json.dumps(rec(2)),
+    ]
+    path.write_text("\n".join(lines) + "\n" + json.dumps(rec(3))[:20])
+    result = read_new(path, LogCursor())
+    assert [r["id"] for r in result.records] == ["id1", "id2"]
+    assert result.malformed == 4
+    with open(path, "a") as handle:
+        handle.write(json.dumps(rec(3))[20:] + "\n")
+    assert [r["id"] for r in read_new(path, result.cursor).records] == ["id3"]
+
+
+def test_command_hash_is_keyed_and_stable(tmp_path: Path):
+    a = hooklog.command_hash(tmp_path, "mysql -psecret1")
+    assert a == hooklog.command_hash(tmp_path, "mysql -psecret1")
+    assert a != hooklog.command_hash(tmp_path, "mysql -psecret2")
+    assert stat.S_IMODE((tmp_path / "hook.key").stat().st_mode) == 0o600
+    other = tmp_path / "other"
+    assert hooklog.command_hash(other, "mysql -psecret1") != a  # another key, another hash

@@ -1,0 +1,105 @@
+"""hook install / remove / status: idempotent, byte-exact, honest about what it finds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nexusmem_core.collectors.shell import hooks
+from nexusmem_core.collectors.shell.scripts import render
+
+from .conftest_shell import HOME_ENV
+
+ORIGINAL = {
+    "ends with newline": "export PATH=$HOME/bin:$PATH\nalias ll='ls -l'\n",
+    "no final newline": "PS1='$ '\nalias gs='git status'",
+    "empty": "",
+    "crlf and non-utf8": "set -o vi\r\n# caf\udce9\r\n",
+}
+
+
+def env(tmp_path: Path) -> dict[str, str]:
+    return {k: v.format(tmp=tmp_path) for k, v in HOME_ENV.items()}
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "pwsh"])
+@pytest.mark.parametrize("name", sorted(ORIGINAL))
+def test_remove_restores_the_rc_file_byte_for_byte(tmp_path: Path, shell: str, name: str):
+    environ = env(tmp_path)
+    rc = hooks.rc_file(shell, environ)
+    rc.parent.mkdir(parents=True, exist_ok=True)
+    before = ORIGINAL[name].encode("utf-8", "surrogateescape")
+    rc.write_bytes(before)
+    nm = tmp_path / "nm"
+    hooks.install(shell, nm, "/opt/py", environ)
+    hooks.install(shell, nm, "/opt/py", environ)  # idempotent: one block
+    text = rc.read_bytes()
+    assert text.startswith(before) and text.count(b">>> nexusmem hook >>>") == 1
+    assert hooks.status(shell, nm, "/opt/py", environ).state == "installed"
+    assert hooks.remove(shell, nm, environ) is True
+    assert rc.read_bytes() == before
+    assert hooks.status(shell, nm, "/opt/py", environ).state == "not installed"
+
+
+def test_an_rc_file_created_for_the_hook_is_deleted_again(tmp_path: Path):
+    environ = env(tmp_path)
+    rc = hooks.rc_file("zsh", environ)
+    hooks.install("zsh", tmp_path / "nm", "/opt/py", environ)
+    assert rc.is_file()
+    hooks.remove("zsh", tmp_path / "nm", environ)
+    assert not rc.exists()
+
+
+def test_fish_gets_a_conf_d_file_of_its_own(tmp_path: Path):
+    environ = env(tmp_path)
+    hooks.install("fish", tmp_path / "nm", "/opt/py", environ)
+    conf = tmp_path / "home" / ".config" / "fish" / "conf.d" / "nexusmem.fish"
+    assert conf.read_text() == render("fish", "/opt/py", str(tmp_path / "nm"))
+    assert hooks.remove("fish", tmp_path / "nm", environ) and not conf.exists()
+
+
+def test_status_says_outdated_when_the_script_differs(tmp_path: Path):
+    environ, nm = env(tmp_path), tmp_path / "nm"
+    hooks.install("bash", nm, "/opt/py", environ)
+    assert hooks.status("bash", nm, "/another/python", environ).state == "outdated"
+
+
+def test_a_foreign_debug_trap_is_reported(tmp_path: Path):
+    environ, nm = env(tmp_path), tmp_path / "nm"
+    rc = hooks.rc_file("bash", environ)
+    rc.parent.mkdir(parents=True)
+    rc.write_text("trap 'echo hi' DEBUG\n")
+    warnings = hooks.install("bash", nm, "/opt/py", environ)
+    assert any("DEBUG trap" in w for w in warnings)
+
+
+def test_unknown_shell_is_a_usage_error(tmp_path: Path):
+    from nexusmem_core.errors import UsageError
+
+    with pytest.raises(UsageError, match="--shell"):
+        hooks.install("tcsh", tmp_path, "/opt/py", env(tmp_path))
+
+
+def test_default_shell_comes_from_SHELL():
+    assert hooks.default_shell({"SHELL": "/usr/bin/zsh"}) == "zsh"
+    assert hooks.default_shell({"SHELL": "/usr/local/bin/fish"}) == "fish"
+    assert hooks.default_shell({}) == "bash"
+
+
+def test_hook_commands_from_the_cli(tmp_path: Path, home: Path):
+    from ...conftest import run_cli
+
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / ".zshrc").write_text("bindkey -v\n")
+    environ = {"HOME": str(user), "SHELL": "/usr/bin/zsh"}
+    assert "not installed" in run_cli("hook", "status", env=environ).stdout
+    out = run_cli("hook", "install", env=environ)
+    assert out.returncode == 0 and "installed the zsh hook" in out.stdout
+    status = run_cli("hook", "status", "--json", env=environ)
+    assert '"state": "installed"' in status.stdout
+    assert run_cli("hook", "remove", env=environ).stdout.strip() == "removed the zsh hook"
+    assert (user / ".zshrc").read_text() == "bindkey -v\n"
+    bad = run_cli("hook", "install", "--shell", "tcsh", env=environ)
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr

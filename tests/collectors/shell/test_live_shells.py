@@ -1,0 +1,114 @@
+"""Real bash, zsh and fish under a pty: install the hook, type commands, read the log.
+
+A shell that is not installed skips with the reason; `.ci/run` installs zsh and fish.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from nexusmem_core.collectors.shell import hooks
+
+from .pty_shell import PROMPT, PtyShell, shell_env
+
+USER_RC = {
+    "bash": (".bashrc", f"PS1='{PROMPT}'\nPROMPT_COMMAND='user_prompt_ran=1'\n"),
+    "zsh": (".zshrc", f"PS1='{PROMPT}'\nsetopt HIST_IGNORE_SPACE\nunsetopt PROMPT_SP\n"),
+    "fish": (
+        ".config/fish/config.fish",
+        f"function fish_prompt; printf '{PROMPT}'; end\nfunction fish_greeting; end\n",
+    ),
+}
+ARGV = {
+    "bash": lambda home: ["bash", "--rcfile", str(home / ".bashrc"), "-i"],
+    "zsh": lambda home: ["zsh", "-i"],
+    "fish": lambda home: ["fish", "-i"],
+}
+SET_SECRET = {
+    "bash": "export DB_PASSWORD=hunter2; true",
+    "zsh": "export DB_PASSWORD=hunter2",
+    "fish": "env DB_PASSWORD=hunter2 true",
+}
+
+
+def records(log: Path, count: int, timeout: float = 20.0) -> list[dict]:
+    """The log's records once it holds ``count`` of them (recorders run in the background)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if log.exists():
+            lines = [json.loads(line) for line in log.read_text().splitlines()]
+            if len(lines) >= count:
+                return sorted(lines, key=lambda r: r["start"])
+        time.sleep(0.05)
+    raise AssertionError(f"expected {count} records in {log}")
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_hook_records_commands_from_a_live_shell(shell: str, tmp_path: Path):
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed (apt-get install {shell})")
+    home, nm, work = tmp_path / "home", tmp_path / "nm", tmp_path / "work"
+    work.mkdir(parents=True)
+    env = {**shell_env(home, nm, shell), "ZDOTDIR": str(home)}
+    rc_name, rc_text = USER_RC[shell]
+    (home / rc_name).parent.mkdir(parents=True, exist_ok=True)
+    (home / rc_name).write_text(rc_text)
+    hooks.install(shell, nm, sys.executable, env)
+    session = PtyShell(ARGV[shell](home), env, work)
+    try:
+        status = "echo $status" if shell == "fish" else "echo $?"
+        for line in ["false", "sleep 0.3", " echo typed-with-a-space", SET_SECRET[shell], status]:
+            session.run(line)
+        got = records(nm / "shell-history.jsonl", 4)
+    finally:
+        session.close()
+    by_cmd = {r["cmd"]: r for r in got}
+    assert by_cmd["false"]["exit"] == 1
+    assert by_cmd["sleep 0.3"]["exit"] == 0 and by_cmd["sleep 0.3"]["duration"] >= 0.25
+    assert not any("typed-with-a-space" in r["cmd"] for r in got)
+    secret = next(r for r in got if "DB_PASSWORD" in r["cmd"])
+    assert "hunter2" not in secret["cmd"] and "[REDACTED]" in secret["cmd"]
+    assert all(Path(r["cwd"]).resolve() == work.resolve() for r in got)
+    assert all(r["shell"] == shell and r["session"] for r in got)
+    assert "hunter2" not in (nm / "shell-history.jsonl").read_text()
+
+
+def test_bash_keeps_the_exit_status_and_other_prompt_commands(tmp_path: Path):
+    home, nm, work = tmp_path / "home", tmp_path / "nm", tmp_path / "work"
+    work.mkdir(parents=True)
+    env = shell_env(home, nm, "bash")
+    home.mkdir()
+    (home / ".bashrc").write_text(f"PS1='{PROMPT}'\nPROMPT_COMMAND='seen=$?'\n")
+    hooks.install("bash", nm, sys.executable, env)
+    session = PtyShell(ARGV["bash"](home), env, work)
+    try:
+        session.run("(exit 7)")
+        out = session.run("echo status=$seen")
+        session.run("for i in 1 2; do\necho $i\ndone")
+        got = records(nm / "shell-history.jsonl", 3)
+    finally:
+        session.close()
+    assert "status=7" in out  # the user's PROMPT_COMMAND still saw the command's $?
+    by_cmd = {r["cmd"]: r for r in got}
+    assert by_cmd["(exit 7)"]["exit"] == 7  # a subshell-only command: no DEBUG trap fired
+    assert [r["cmd"] for r in got if r["cmd"].startswith("for")] == [
+        "for i in 1 2; do echo $i; done"
+    ]  # typed over three lines, recorded as one command
+
+
+def test_powershell_script_wraps_the_prompt_and_captures_status_first():
+    from nexusmem_core.collectors.shell.scripts import render
+
+    text = render("pwsh", "C:\\Python\\python.exe", "C:\\Users\\me\\.nexusmem")
+    body = text.split("function global:prompt {", 1)[1]
+    assert body.strip().startswith("$ok = $?")  # first, before anything can change it
+    assert "$global:__NexusMemPrompt = $function:prompt" in text  # the old prompt is kept
+    assert "& $global:__NexusMemPrompt" in body and "$global:LASTEXITCODE = $code" in body
+    assert "StandardInput.Write($h.CommandLine)" in body  # text on stdin, not in argv
+    assert "'C:\\Python\\python.exe'" in text

@@ -1,0 +1,116 @@
+"""Shell commands reach memory: from the hook log when there is one, else scraped."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from nexusmem_core import handlers
+from nexusmem_core.collectors.shell import hooklog
+from nexusmem_core.collectors.shell.record import build_record
+from nexusmem_core.config import Settings
+from nexusmem_core.engine import Engine
+
+from .conftest import Repo, run_cli
+
+
+def log_command(
+    home: Path, cmd: str, cwd: Path | str, exit_code: int = 0, start: float = 1_767_400_000.0
+) -> None:
+    record = build_record(
+        cmd,
+        {
+            "shell": "bash",
+            "exit": str(exit_code),
+            "cwd": str(cwd),
+            "start": str(start),
+            "duration": "1.5",
+            "session": "s1",
+        },
+        home,
+    )
+    assert record is not None
+    hooklog.append(home, record)
+
+
+async def test_hook_commands_inside_the_repository_are_remembered(
+    engine: Engine, repo: Repo, settings: Settings, tmp_path: Path
+):
+    (repo.path / "src").mkdir(exist_ok=True)
+    log_command(settings.home, "pytest tests/test_upload.py", repo.path / "src", exit_code=1)
+    log_command(settings.home, "npm whoami", tmp_path / "elsewhere", exit_code=1)
+    log_command(settings.home, "export OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwx", repo.path)
+    report = await handlers.sync(engine)
+    assert report.shell_mode == "hook" and report.shell == 2
+    response = await handlers.search(engine, "why did the upload test fail")
+    top = next(r for r in response.results if r.kind == "shell_command")
+    assert top.title == "shell: pytest tests/test_upload.py  (exit 1)"
+    node = await handlers.get_node(engine, top.id)
+    assert node["meta"]["exit"] == 1 and node["meta"]["cwd"].endswith("src")
+    bodies = [b for (b,) in await engine.db.fetchall("select body from nodes")]
+    assert not any("sk-abcdefghijklmnopqrstuvwx" in b for b in bodies)
+    assert not any("npm whoami" in b for b in bodies)  # run in another directory
+
+
+async def test_the_log_is_read_incrementally_and_idempotently(
+    engine: Engine, repo: Repo, settings: Settings
+):
+    log_command(settings.home, "make build", repo.path)
+    assert (await handlers.sync(engine)).shell == 1
+    assert (await handlers.sync(engine)).shell == 0
+    log_command(settings.home, "make test", repo.path, exit_code=2)
+    assert (await handlers.sync(engine)).shell == 1
+    log = settings.home / hooklog.LOG_FILE
+    with open(log, "a") as handle:
+        handle.write("{garbage\n")
+    report = await handlers.sync(engine)
+    assert report.shell == 0 and report.shell_skipped == 1
+    os.truncate(log, 0)  # rotated away: the next records are read from the start
+    log_command(settings.home, "make lint", repo.path)
+    assert (await handlers.sync(engine)).shell == 1
+    count = await engine.db.fetchone("select count(*) from nodes where kind = 'shell_command'")
+    assert count == (3,)
+
+
+async def test_worktrees_of_the_repository_count_as_inside(
+    engine: Engine, repo: Repo, settings: Settings, tmp_path: Path
+):
+    worktree = tmp_path / "wt"
+    repo.git("worktree", "add", "-q", str(worktree))
+    log_command(settings.home, "cargo test", worktree)
+    assert (await handlers.sync(engine)).shell == 1
+
+
+async def test_without_a_hook_history_files_are_scraped(
+    engine: Engine, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / ".bash_history").write_text(
+        "#1767300000\nmake test\n#1767300060\nmysql -u root -phunter2 app\n#1767300120\nls\n"
+    )
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.delenv("HISTFILE", raising=False)
+    report = await handlers.sync(engine)
+    assert report.shell_mode == "scraped" and report.shell == 3
+    rows = await engine.db.fetchall(
+        "select title, ts, meta from nodes where kind = 'shell_command' order by ts"
+    )
+    assert [r[0] for r in rows] == ["make test", "mysql -u root -p[REDACTED] app", "ls"]
+    assert rows[0][1] == 1767300000
+    assert json.loads(rows[0][2])["exit"] is None and json.loads(rows[0][2])["cwd"] is None
+    again = await handlers.sync(engine)
+    assert again.shell == 0
+
+
+def test_scan_shell_previews_without_writing(repo: Repo, home: Path):
+    log_command(home, "docker build -t app .", repo.path, exit_code=1)
+    out = run_cli("scan-shell", "--json", "-C", str(repo.path))
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert [r["kind"] for r in rows] == ["shell_command"]
+    assert rows[0]["title"] == "shell: docker build -t app .  (exit 1)"
+    assert not (repo.path / ".nexusmem").exists()
