@@ -7,6 +7,9 @@ import os
 import stat
 from pathlib import Path
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from nexusmem_core.collectors.shell import hooklog
 from nexusmem_core.collectors.shell.hooklog import LogCursor, read_new
 
@@ -71,3 +74,27 @@ def test_command_hash_is_keyed_and_stable(tmp_path: Path):
     assert stat.S_IMODE((tmp_path / "hook.key").stat().st_mode) == 0o600
     other = tmp_path / "other"
     assert hooklog.command_hash(other, "mysql -psecret1") != a  # another key, another hash
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    junk=st.lists(
+        st.one_of(
+            st.binary(max_size=300),
+            st.just(json.dumps(rec(7)).encode()),
+            st.just(b"\xff\xfe\x00{]"),
+            st.just(b"x" * 5000),
+        ),
+        max_size=30,
+    )
+)
+def test_any_bytes_are_read_without_error(tmp_path_factory, junk: list[bytes]):
+    path = tmp_path_factory.mktemp("log") / hooklog.LOG_FILE
+    path.write_bytes(b"\n".join(junk) + b"\n")
+    result = read_new(path, LogCursor())
+    assert all(isinstance(r["id"], str) and r["cmd"] for r in result.records)
+    assert result.cursor.offset <= path.stat().st_size
+    again = read_new(path, result.cursor)  # nothing new after reading to the cursor
+    assert again.records == [] and again.malformed == 0
