@@ -11,6 +11,7 @@ import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio.to_thread
 
@@ -205,13 +206,13 @@ async def shell_nodes(
     limit = config.limits.max_body_chars
     log = home / hooklog.LOG_FILE
     if log.exists():
-        result = await anyio.to_thread.run_sync(hooklog.read_new, log, cursor)
         roots = await repository_roots(repo.root)
-        nodes = [
-            hook_node(repo.project_id, record, limit)
-            for record in result.records
-            if inside(record.get("cwd"), roots)
-        ]
+
+        def ours(record: dict[str, Any]) -> bool:
+            return inside(record.get("cwd"), roots)
+
+        result = await anyio.to_thread.run_sync(hooklog.read_new, log, cursor, ours)
+        nodes = [hook_node(repo.project_id, record, limit) for record in result.records]
         return ShellNodes(nodes, "hook", result.cursor, result.malformed)
     if not config.sources.shell.scrape:
         return ShellNodes([], "off")

@@ -13,7 +13,7 @@ import hmac
 import json
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,8 +114,12 @@ def _lines(handle: Any, end: int) -> Iterator[bytes]:
         yield line
 
 
-def read_new(path: Path, cursor: LogCursor) -> ReadResult:
-    """The complete records written since ``cursor``; malformed lines are skipped and counted.
+def read_new(
+    path: Path, cursor: LogCursor, keep: Callable[[dict[str, Any]], bool] | None = None
+) -> ReadResult:
+    """The complete records written since ``cursor`` (those ``keep`` accepts); malformed lines
+    are skipped and counted. Filtering while reading keeps memory to the records kept: the log
+    is shared by every repository, and most of its lines belong to others.
 
     A last line without its newline is still being written: it is left for the next sync.
     """
@@ -146,7 +150,7 @@ def read_new(path: Path, cursor: LogCursor) -> ReadResult:
             record = _parse(line)
             if record is None:
                 malformed += 1
-            else:
+            elif keep is None or keep(record):
                 records.append(record)
         return ReadResult(records, LogCursor(offset, head), malformed, restarted)
 
