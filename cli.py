@@ -91,7 +91,12 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
     progress = _Progress(args.quiet)
     async with _engine(settings, args) as engine:
         report = await handlers.sync(
-            engine, rebuild=args.rebuild, since=args.since, progress=progress
+            engine,
+            rebuild=args.rebuild,
+            since=args.since,
+            embed=not args.no_embed,
+            embed_limit=args.embed_limit,
+            progress=progress,
         )
     progress.done()
     if args.json:
@@ -101,9 +106,13 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
         print(
             f"synced {report.project} in {report.seconds:.2f}s ({walk}"
             f"{', rebuilt' if report.rebuilt else ''}): {report.commits} commit(s), "
-            f"{report.diffs} file diff(s), {report.docs_sections} doc section(s) written, "
-            f"{report.removed} removed"
+            f"{report.diffs} file diff(s), {report.docs_sections} doc section(s), "
+            f"{report.shell} shell command(s) written, {report.removed} removed, "
+            f"{report.embedded} embedded"
         )
+    if report.vectors not in ("ok", "off") and not report.vectors.startswith("off:"):
+        # One line on why vectors were skipped or rebuilt; sync itself succeeded.
+        print(f"vectors: {report.vectors}", file=sys.stderr)
     return 0
 
 
@@ -112,10 +121,10 @@ async def cmd_query(settings: Settings, args: argparse.Namespace) -> int:
 
     text = " ".join(args.text)
     if args.all_projects:
-        response = await handlers.search_all(settings, text, args.budget)
+        response = await handlers.search_all(settings, text, args.budget, not args.no_vector)
     else:
         async with _engine(settings, args, read_only=True) as engine:
-            response = await handlers.search(engine, text, args.budget)
+            response = await handlers.search(engine, text, args.budget, not args.no_vector)
     if args.json:
         _print_json(response.to_dict())
     else:
@@ -246,6 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--since", metavar="DATE", help="only commits after DATE (git's date forms)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    p.add_argument("--no-embed", action="store_true", help="skip the embedding pass")
+    p.add_argument("--embed-limit", type=int, metavar="N", help="embed at most N nodes")
     p.set_defaults(func=cmd_sync)
 
     p = sub.add_parser("query", parents=[repo, as_json], help="ask the memory something")
@@ -257,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="token budget for the packed result (default from config: 2000)",
     )
     p.add_argument("--all-projects", action="store_true", help="search every registered repository")
+    p.add_argument("--no-vector", action="store_true", help="BM25 only: no embedding call")
     p.set_defaults(func=cmd_query)
 
     p = sub.add_parser("status", parents=[repo, as_json], help="what is remembered")

@@ -41,6 +41,10 @@ class Settings:
     vector: str = "auto"
     """``off`` never loads sqlite-vec; ``auto`` loads it when the SQLite build allows."""
     log_level: str = "WARNING"
+    ollama_host: str | None = None
+    """``OLLAMA_HOST``: overrides ``embed.host`` in config.json."""
+    embed_model: str | None = None
+    """``NEXUSMEM_EMBED_MODEL``: overrides ``embed.model`` in config.json."""
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "Settings":
@@ -53,8 +57,24 @@ class Settings:
             raise ConfigError(f"NEXUSMEM_LOG_LEVEL={level!r}: use one of {', '.join(_LOG_LEVELS)}")
         home = env.get("NEXUSMEM_HOME")
         return cls(
-            home=Path(home).expanduser() if home else default_home(), vector=vector, log_level=level
+            home=Path(home).expanduser() if home else default_home(),
+            vector=vector,
+            log_level=level,
+            ollama_host=_host(env.get("OLLAMA_HOST")),
+            embed_model=env.get("NEXUSMEM_EMBED_MODEL") or None,
         )
+
+
+def _host(value: str | None) -> str | None:
+    """Ollama's own spellings of OLLAMA_HOST: ``host:port``, ``:port``, or a URL."""
+    if not value or not value.strip():
+        return None
+    value = value.strip()
+    if "://" in value:
+        return value
+    if value.startswith(":"):
+        value = "127.0.0.1" + value
+    return "http://" + value
 
 
 def _bounded(default: int, low: int, high: int) -> Any:
@@ -109,6 +129,18 @@ class Retrieval:
 
 
 @dataclass(frozen=True)
+class Embed:
+    enabled: bool = True
+    host: str = "http://127.0.0.1:11434"
+    model: str = "nomic-embed-text"
+    batch: int = _bounded(32, 1, 1024)
+    timeout_seconds: int = _bounded(30, 1, 600)
+    """Per request during sync."""
+    query_timeout_seconds: int = _bounded(5, 1, 120)
+    """For the one embedding a query needs; past it the query answers with BM25."""
+
+
+@dataclass(frozen=True)
 class ProjectConfig:
     """The validated contents of ``.nexusmem/config.json`` (camelCase keys on disk)."""
 
@@ -116,6 +148,7 @@ class ProjectConfig:
     sources: Sources = Sources()
     limits: Limits = Limits()
     retrieval: Retrieval = Retrieval()
+    embed: Embed = Embed()
 
 
 def _camel(name: str) -> str:
@@ -145,6 +178,10 @@ def _value(kind: Any, value: Any, where: str, meta: Any) -> Any:
         low, high = meta.get("min"), meta.get("max")
         if low is not None and not low <= value <= high:
             raise _Invalid(where, f"must be between {low} and {high}, not {value}")
+        return value
+    if kind is str:
+        if not isinstance(value, str) or not value.strip():
+            raise _Invalid(where, f"must be a non-empty string, not {json.dumps(value)}")
         return value
     if kind == tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

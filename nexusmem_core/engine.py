@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .collectors.git import RepoInfo, read_repo
 from .config import ProjectConfig, Settings, dump_config, load_config
+from .embed.ollama import OllamaEmbedder
 from .errors import NotInitialisedError
 from .paths import CONFIG_FILE, DB_FILE, workspace_dir
 from .store.db import Database, open_database
@@ -36,6 +37,18 @@ class Engine:
     @property
     def project_id(self) -> str:
         return self.repo.project_id
+
+    def embedder(self, *, for_query: bool = False) -> OllamaEmbedder | None:
+        """The configured embedding model, or None when vectors are off or cannot load."""
+        cfg = self.config.embed
+        if not cfg.enabled or not self.db.vectors.loaded:
+            return None
+        return OllamaEmbedder(
+            host=self.settings.ollama_host or cfg.host,
+            model=self.settings.embed_model or cfg.model,
+            timeout=cfg.query_timeout_seconds if for_query else cfg.timeout_seconds,
+            batch=cfg.batch,
+        )
 
 
 def ensure_workspace(root: Path) -> list[str]:

@@ -11,16 +11,25 @@ from . import ingest
 from .collectors.git import RepoInfo
 from .collectors.shell.hooklog import LOG_FILE, LogCursor
 from .config import ProjectConfig, Settings
+from .embed import EmbedUnavailableError
 from .engine import Engine, ensure_workspace, open_engine, read_project
 from .errors import NexusMemError, UsageError
 from .models import SearchResponse, SearchResult, Status
 from .paths import DB_FILE, workspace_dir
 from .registry import load_registry, register_project, remove_projects
+from .retrieval.fuse import RRF_K, rrf
 from .retrieval.pack import Packer, display_title, format_date, pack
 from .retrieval.query import fts_match, query_terms
 from .retrieval.rank import prior_factor
-from .store.db import Database
-from .store.fts import Candidate, bm25_candidates, informative_terms, load_bodies
+from .store import vectors
+from .store.db import DB_ERRORS, Database
+from .store.fts import (
+    Candidate,
+    bm25_candidates,
+    candidates_by_seq,
+    informative_terms,
+    load_bodies,
+)
 from .store.nodes import NODE_COLUMNS, get_cursor, upsert_project
 from .sync import project_entry, sync
 
@@ -39,7 +48,6 @@ __all__ = [
 
 CANDIDATES = 100
 BODY_CHUNK = 20
-RRF_K = 60
 
 
 async def init_project(settings: Settings, path: Path) -> tuple[Path, list[str]]:
@@ -64,19 +72,45 @@ async def init_project(settings: Settings, path: Path) -> tuple[Path, list[str]]
 # -------------------------------------------------------------------------------------- search
 
 
-async def _ranked(db: Database, pid: str, query: str) -> list[Candidate]:
-    """BM25 candidates of one project, scored with the priors, best first."""
+async def _lexical(db: Database, pid: str, query: str) -> list[Candidate]:
     match = fts_match(await informative_terms(db, query_terms(query)))
-    if match is None:
-        return []
-    candidates = await bm25_candidates(db, match, pid, CANDIDATES)
+    return await bm25_candidates(db, match, pid, CANDIDATES) if match else []
+
+
+async def _semantic(engine: Engine, query: str) -> tuple[list[Candidate], str]:
+    """The vector arm's candidates, nearest first, and what became of it ("used" or why not)."""
+    embedder = engine.embedder(for_query=True)
+    if embedder is None:
+        return [], "off"
+    if not await vectors.has_vectors(engine.db, embedder.model):
+        return [], f"off: nothing embedded with {embedder.model} yet (run `nexusmem sync`)"
+    try:
+        (query_vector,) = await embedder.embed([query])
+    except EmbedUnavailableError as err:
+        return [], f"skipped: {err}"
+    try:
+        hits = await vectors.knn(engine.db, engine.project_id, query_vector, CANDIDATES)
+    except DB_ERRORS as err:  # e.g. a query vector of another dimension than the stored ones
+        return [], f"skipped: {err}; run `nexusmem sync` to re-embed"
+    found = await candidates_by_seq(engine.db, [seq for seq, _ in hits])
+    return [found[seq] for seq, _ in hits if seq in found], "used"
+
+
+async def _ranked(engine: Engine, query: str, vector: bool) -> tuple[list[Candidate], str]:
+    """One project's candidates scored with the priors, best first, and the vector arm's fate.
+
+    BM25 alone keeps BM25's own relevance; with the vector arm the two lists are fused by rank.
+    """
+    lexical = await _lexical(engine.db, engine.project_id, query)
+    semantic, used = await _semantic(engine, query) if vector else ([], "off")
+    candidates = rrf({"bm25": lexical, "vector": semantic}) if semantic else lexical
     now = time.time()
     for c in candidates:
         c.score = c.relevance * prior_factor(
             c.signal, c.ts, c.provenance, c.trust, c.superseded, now
         )
     candidates.sort(key=lambda c: c.score, reverse=True)
-    return candidates
+    return candidates, used
 
 
 def _response(
@@ -105,11 +139,16 @@ def _check_query(query: str, budget: int | None) -> None:
         raise UsageError("--budget: must be between 50 and 200000 tokens")
 
 
-async def search(engine: Engine, query: str, budget: int | None = None) -> SearchResponse:
-    """Rank this repository's memory against ``query`` and pack the best into ``budget``."""
+async def search(
+    engine: Engine, query: str, budget: int | None = None, vector: bool = True
+) -> SearchResponse:
+    """Rank this repository's memory against ``query`` and pack the best into ``budget``.
+
+    ``vector=False`` forces BM25 alone; otherwise the vector arm joins when it can.
+    """
     _check_query(query, budget)
     budget = budget or engine.config.retrieval.budget
-    candidates = await _ranked(engine.db, engine.project_id, query)
+    candidates, used = await _ranked(engine, query, vector)
     names = {engine.project_id: engine.repo.name}
     packer = Packer(budget, engine.config.retrieval.sibling_cap, query_terms(query), names)
     # Bodies (patches up to maxBodyChars) are read a few at a time, only until the budget
@@ -122,10 +161,14 @@ async def search(engine: Engine, query: str, budget: int | None = None) -> Searc
                 packer.offer(c)
         if packer.full:
             break
-    return _response(query, budget, candidates, packer.chosen, names, all_projects=False)
+    response = _response(query, budget, candidates, packer.chosen, names, all_projects=False)
+    response.vector = used
+    return response
 
 
-async def search_all(settings: Settings, query: str, budget: int | None = None) -> SearchResponse:
+async def search_all(
+    settings: Settings, query: str, budget: int | None = None, vector: bool = True
+) -> SearchResponse:
     """Search every registered repository; fuse them by rank within each project.
 
     A BM25 score means different things in a 50-node and a 50,000-node database, so each
@@ -141,13 +184,13 @@ async def search_all(settings: Settings, query: str, budget: int | None = None) 
         try:
             async with open_engine(settings, Path(entry.root), read_only=True) as engine:
                 names[engine.project_id] = engine.repo.name
-                ranked = await _ranked(engine.db, engine.project_id, query)
+                ranked, _ = await _ranked(engine, query, vector)
                 await load_bodies(engine.db, ranked[:CANDIDATES])
         except NexusMemError as err:
             skipped.append(f"{entry.root}: {err}")
             continue
         for rank, c in enumerate(ranked, start=1):
-            c.score = 1.0 / (RRF_K + rank)
+            c.score = 1.0 / (RRF_K + rank)  # each project's list fused by rank
             fused.append(c)
     results = pack(fused, query_terms(query), budget, 2, names, tag_project=True)
     response = _response(query, budget, fused, results, names, all_projects=True)
@@ -170,13 +213,7 @@ async def status(engine: Engine) -> Status:
         "select min(ts), max(ts) from nodes where project_id = ?", (pid,)
     ) or (None, None)
     (version,) = await db.fetchone("select max(version) from schema_migrations") or (0,)
-    vectors = db.vectors
-    vector = (
-        f"sqlite-vec {vectors.version} loaded; no embedding model configured yet, "
-        "searching with BM25"
-        if vectors.loaded
-        else f"off: {vectors.reason}; searching with BM25"
-    )
+    vector, embedded = await _vector_status(engine)
     return Status(
         shell=_shell_capture(engine),
         project=engine.repo.name,
@@ -191,8 +228,25 @@ async def status(engine: Engine) -> Status:
         head=engine.repo.head,
         cursor=await get_cursor(db, pid, "git"),
         vector=vector,
+        embedded=embedded,
         schema_version=version,
     )
+
+
+async def _vector_status(engine: Engine) -> tuple[str, int]:
+    """What the vector arm has to work with, and how many nodes are embedded."""
+    support = engine.db.vectors
+    if not support.loaded:
+        return f"off: {support.reason}; searching with BM25", 0
+    embedder = engine.embedder()
+    if embedder is None:
+        return "off (embed.enabled is false); searching with BM25", 0
+    cover = await vectors.coverage(engine.db, embedder.model)
+    text = (
+        f"{cover.embedded} embedded, {cover.pending} pending, model {cover.model} at "
+        f"{embedder.host} (sqlite-vec {support.version})"
+    )
+    return text, cover.embedded
 
 
 def _shell_capture(engine: Engine) -> str:
@@ -226,10 +280,7 @@ def share_text(s: Status) -> str:
     span = f"{format_date(s.first_ts)} .. {format_date(s.last_ts)}" if s.nodes else "empty"
     lines = [f"NexusMem memory of {s.project}", f"{s.nodes} node(s)  {span}"]
     lines += [f"{count:>10}  {kind}" for kind, count in s.by_kind.items()]
-    search_mode = (
-        "hybrid" if s.vector.startswith("sqlite-vec") and "no embedding" not in s.vector else "BM25"
-    )
-    lines.append(f"search     {search_mode}")
+    lines.append(f"search     {'hybrid (BM25 + vectors)' if s.embedded else 'BM25'}")
     return "\n".join(lines)
 
 
@@ -280,7 +331,7 @@ async def get_node(engine: Engine, node_id: str) -> dict[str, Any] | None:
             "select path from node_files where node_id = ? order by path", (node_id,)
         )
     ]
-    return {**_summary(candidate), "meta": candidate.meta, "body": row[13], "files": files}
+    return {**_summary(candidate), "meta": candidate.meta, "body": row[14], "files": files}
 
 
 # ---------------------------------------------------------------------------------------- scan

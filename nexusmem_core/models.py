@@ -87,6 +87,7 @@ class SearchResult:
     project: str
     ref: str
     superseded: bool = False
+    arms: list[str] = field(default_factory=list)  # which searches found it: bm25, vector
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -102,6 +103,7 @@ class SearchResponse:
     all_projects: bool = False
     projects: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # projects that could not be read
+    vector: str = "off"  # "used", "off", or why it was skipped
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -134,6 +136,8 @@ class SyncReport:
     shell: int = 0
     shell_mode: str = "off"  # hook, scraped, or off
     shell_skipped: int = 0  # malformed hook-log lines passed over
+    embedded: int = 0
+    vectors: str = "off"  # "ok", "off", or why the embedding pass stopped
     full_walk: bool = False
     rebuilt: bool = False
     seconds: float = 0.0
@@ -159,6 +163,7 @@ class Status:
     vector: str
     schema_version: int
     shell: str = ""  # how shell commands are captured
+    embedded: int = 0  # nodes with a vector from the configured model
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

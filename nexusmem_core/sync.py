@@ -12,14 +12,16 @@ import anyio
 from . import ingest
 from .collectors.git import is_ancestor, read_repo
 from .collectors.shell import hooklog
+from .embed import EmbedUnavailableError
 from .engine import Engine
 from .models import Node, SyncReport
 from .registry import ProjectEntry, register_project
+from .store import vectors
 from .store.db import Database
 from .store.fts import deferred_index
 from .store.nodes import delete_nodes, get_cursor, set_cursor, upsert_nodes, upsert_project
 
-__all__ = ["Progress", "project_entry", "sync"]
+__all__ = ["Progress", "embed_pending", "project_entry", "sync"]
 
 Progress = Callable[[str, int], None]
 BATCH = 2000
@@ -40,9 +42,19 @@ def project_entry(engine: Engine) -> ProjectEntry:
 
 
 async def sync(
-    engine: Engine, *, rebuild: bool = False, since: str | None = None, progress: Progress = _noop
+    engine: Engine,
+    *,
+    rebuild: bool = False,
+    since: str | None = None,
+    embed: bool = True,
+    embed_limit: int | None = None,
+    progress: Progress = _noop,
 ) -> SyncReport:
-    """Ingest what is new since the last sync, in one transaction: all of it or none of it."""
+    """Ingest what is new since the last sync, in one transaction: all of it or none of it.
+
+    Then, outside that transaction (it waits on a model, and must not hold the write lock),
+    embed what has no vector yet, batch by batch: an interrupted pass resumes where it stopped.
+    """
     started = time.perf_counter()
     if since and re.fullmatch(r"\d{4}-\d{2}-\d{2}", since.strip()):
         since = since.strip() + "T00:00:00"  # git reads a bare date as that day at this hour
@@ -58,6 +70,8 @@ async def sync(
             await _ingest(engine, report, since, progress)
         await set_cursor(db, pid, "last_sync", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     register_project(engine.settings.home, project_entry(engine), synced=True)
+    if embed:
+        await embed_pending(engine, report, embed_limit, progress)
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 
@@ -209,3 +223,40 @@ async def _sync_shell(engine: Engine, report: SyncReport, progress: Progress) ->
     report.shell = await _write_all(db, nodes(), "shell", progress)
     if found.cursor is not None:
         await set_cursor(db, pid, "shell:hook", found.cursor.encode())
+
+
+async def embed_pending(
+    engine: Engine, report: SyncReport, limit: int | None, progress: Progress = _noop
+) -> None:
+    """Give vectors to the nodes that lack one for the configured model.
+
+    Any failure of the model ends the pass with one line in ``report.vectors``; what was
+    embedded stays, and BM25 is unaffected.
+    """
+    embedder = engine.embedder()
+    if embedder is None:
+        report.vectors = (
+            ("off: " + engine.db.vectors.reason)
+            if engine.db.vectors.reason
+            else "off (embed.enabled is false)"
+        )
+        return
+    db = engine.db
+    async with db.transaction():
+        note = await vectors.prepare(db, embedder.model)
+        await vectors.prune_orphans(db)
+    report.vectors = note or "ok"
+    while limit is None or report.embedded < limit:
+        size = embedder.batch if limit is None else min(embedder.batch, limit - report.embedded)
+        batch = await vectors.pending(db, embedder.model, size)
+        if not batch:
+            return
+        try:
+            found = await embedder.embed([item.text for item in batch])
+        except EmbedUnavailableError as err:
+            report.vectors = f"skipped: {err}; search uses BM25 meanwhile"
+            return
+        async with db.transaction():
+            await vectors.store(db, embedder.model, batch, found)
+        report.embedded += len(batch)
+        progress("embedding", report.embedded)

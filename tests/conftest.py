@@ -69,12 +69,15 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own NEXUSMEM_HOME: no test may touch the user's registry."""
     path = tmp_path / "home"
     monkeypatch.setenv("NEXUSMEM_HOME", str(path))
+    # Hermetic: no test may reach a real Ollama (port 9 is discard: nothing listens there).
+    monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:9")
+    monkeypatch.delenv("NEXUSMEM_EMBED_MODEL", raising=False)
     return path
 
 
 @pytest.fixture
 def settings(home: Path) -> Settings:
-    return Settings(home=home)
+    return Settings.from_env()
 
 
 @pytest.fixture

@@ -59,3 +59,17 @@ def test_settings_from_the_environment(tmp_path: Path):
     assert settings.home == tmp_path and settings.vector == "off"
     with pytest.raises(ConfigError, match="NEXUSMEM_VECTOR"):
         Settings.from_env({"NEXUSMEM_VECTOR": "maybe"})
+
+
+@pytest.mark.parametrize(
+    ("value", "url"),
+    [
+        ("127.0.0.1:11500", "http://127.0.0.1:11500"),
+        (":11500", "http://127.0.0.1:11500"),
+        ("https://gpu.local:443", "https://gpu.local:443"),
+        ("", None),
+    ],
+)
+def test_ollama_host_takes_ollamas_own_spellings(value: str, url: str | None):
+    assert Settings.from_env({"OLLAMA_HOST": value}).ollama_host == url
+    assert Settings.from_env({"NEXUSMEM_EMBED_MODEL": "all-minilm"}).embed_model == "all-minilm"

@@ -137,6 +137,7 @@ def _result(c: Candidate, summary: str, project: str) -> SearchResult:
         project=project,
         ref=c.ref,
         superseded=c.superseded,
+        arms=list(c.arms),
     )
 
 

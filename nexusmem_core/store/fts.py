@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..retrieval.query import quote_term
@@ -61,13 +61,22 @@ class Candidate:
     score: float = 0.0
     body: str = ""
     paths: str = ""
+    seq: int = 0
+    arms: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_row(cls, row: tuple[Any, ...], relevance: float) -> Candidate:
-        """From the first 13 columns of ``NODE_COLUMNS``, in their order."""
+    def from_row(
+        cls, row: tuple[Any, ...], relevance: float, arms: list[str] | None = None
+    ) -> Candidate:
+        """From the columns of ``NODE_COLUMNS``, in their order."""
         plain = dict(zip(_ROW_FIELDS, row, strict=False))
         return cls(
-            **plain, meta=decode_meta(row[11]), superseded=bool(row[12]), relevance=relevance
+            **plain,
+            meta=decode_meta(row[11]),
+            superseded=bool(row[12]),
+            relevance=relevance,
+            seq=int(row[13]),
+            arms=list(arms or []),
         )
 
 
@@ -107,7 +116,7 @@ async def bm25_candidates(
         """,
         (match, limit * 3, project_id),
     )
-    return [Candidate.from_row(row, float(row[13])) for row in rows[:limit]]
+    return [Candidate.from_row(row, float(row[14]), ["bm25"]) for row in rows[:limit]]
 
 
 async def load_bodies(db: Database, candidates: list[Candidate]) -> None:
@@ -147,3 +156,12 @@ async def deferred_index(db: Database) -> AsyncIterator[None]:
     )
     for _, sql in triggers:
         await db.execute(sql)
+
+
+async def candidates_by_seq(db: Database, seqs: list[int]) -> dict[int, Candidate]:
+    """Candidates for the given row numbers (the vector arm's hits)."""
+    if not seqs:
+        return {}
+    marks = ",".join("?" * len(seqs))
+    rows = await db.fetchall(f"select {NODE_COLUMNS} from nodes n where n.seq in ({marks})", seqs)
+    return {int(row[13]): Candidate.from_row(row, 0.0) for row in rows}

@@ -98,9 +98,24 @@ create trigger nodes_au after update of title, body, paths on nodes begin
 end;
 """
 
+# Which nodes have a vector, from which model, of which text. The vectors themselves live in a
+# sqlite-vec table made on first use (its dimension is the model's, and a connection without
+# the extension must still be able to migrate).
+_V3_EMBEDDINGS = """
+create table embeddings (
+    seq          integer primary key,      -- nodes.seq (a deleted node's row is an orphan)
+    model        text not null,
+    dims         integer not null,
+    content_hash text not null,             -- the node's content_hash when it was embedded
+    embedded_at  integer not null
+);
+create index embeddings_model on embeddings(model);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
+    (3, "embeddings", _V3_EMBEDDINGS),
 ]
 
 

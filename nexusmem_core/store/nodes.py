@@ -22,7 +22,7 @@ __all__ = [
 NODE_COLUMNS = (
     "n.id, n.project_id, n.kind, n.ref, n.grp, n.title, n.ts, n.created_at, n.signal, "
     "n.provenance, n.trust, n.meta, "
-    "exists(select 1 from nodes s where s.supersedes = n.id) as superseded"
+    "exists(select 1 from nodes s where s.supersedes = n.id) as superseded, n.seq"
 )
 
 # Unchanged content (same hash) leaves the row alone: no write, no FTS churn, no new

@@ -15,6 +15,7 @@ EXPECTED_TABLES = {
     "cursors",
     "doc_files",
     "nodes_fts",
+    "embeddings",
 }
 EXPECTED_NODE_COLUMNS = [
     "seq",

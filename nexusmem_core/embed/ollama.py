@@ -1,0 +1,112 @@
+"""Embeddings from a local Ollama server (``ollama.AsyncClient``), with a timeout on every call.
+
+The ollama client's default timeout is infinite, which would let a stuck server hang a sync or
+a query for ever; every request here has one. ``ollama`` (and pydantic and httpx behind it)
+costs ~340 ms to import, so it is imported only when an embedding is actually requested.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+
+from .protocol import EmbedUnavailableError
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_MODEL", "OllamaEmbedder"]
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+DEFAULT_MODEL = "nomic-embed-text"
+
+
+class OllamaEmbedder:
+    """``embed`` batches texts through ``/api/embed``; the model's dimension is discovered."""
+
+    def __init__(
+        self,
+        host: str = DEFAULT_HOST,
+        model: str = DEFAULT_MODEL,
+        timeout: float = 30.0,
+        batch: int = 32,
+    ) -> None:
+        self.host, self.model, self.timeout, self.batch = host, model, timeout, batch
+        self._client: Any = None
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            import ollama
+
+            self._client = ollama.AsyncClient(host=self.host, timeout=self.timeout)
+        return self._client
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        if self._client is None:
+            await self._check_reachable()
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self.batch):
+            vectors += await self._embed_batch(texts[start : start + self.batch])
+        return vectors
+
+    async def _check_reachable(self) -> None:
+        """Fail fast, before importing the client, when nothing listens at the host.
+
+        Without Ollama (a supported, common case) every sync and query would otherwise pay
+        ~340 ms of imports to learn what a refused TCP connection says in a millisecond.
+        """
+        url = urlsplit(self.host if "://" in self.host else f"http://{self.host}")
+        port = url.port or (443 if url.scheme == "https" else 80)
+        try:
+            stream = await anyio.connect_tcp(url.hostname or "127.0.0.1", port)
+        except OSError as err:
+            raise EmbedUnavailableError(
+                f"Ollama is not reachable at {self.host}: start it (`ollama serve`) or set "
+                "OLLAMA_HOST"
+            ) from err
+        await stream.aclose()
+
+    async def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        import httpx
+        import ollama
+
+        try:
+            response = await self._get_client().embed(model=self.model, input=texts)
+        except ollama.ResponseError as err:
+            if err.status_code == 404:
+                raise EmbedUnavailableError(
+                    f"Ollama at {self.host} does not have the model {self.model!r}: run "
+                    f"`ollama pull {self.model}` or set NEXUSMEM_EMBED_MODEL"
+                ) from err
+            raise EmbedUnavailableError(
+                f"Ollama at {self.host} refused to embed ({err.status_code}: {err.error})"
+            ) from err
+        except httpx.TimeoutException as err:
+            raise EmbedUnavailableError(
+                f"Ollama at {self.host} did not answer within {self.timeout:g}s"
+            ) from err
+        except (httpx.HTTPError, ConnectionError, OSError) as err:
+            raise EmbedUnavailableError(
+                f"Ollama is not reachable at {self.host}: start it (`ollama serve`) or set "
+                "OLLAMA_HOST"
+            ) from err
+        except Exception as err:  # a malformed reply surfaces as a validation error
+            raise EmbedUnavailableError(
+                f"Ollama at {self.host} sent a malformed reply: {err}"
+            ) from err
+        return _checked(getattr(response, "embeddings", None), len(texts), self.host)
+
+
+def _checked(vectors: Any, count: int, host: str) -> list[list[float]]:
+    """The reply's vectors, if they are ``count`` finite vectors of one dimension."""
+    if not isinstance(vectors, list) or len(vectors) != count:
+        raise EmbedUnavailableError(f"Ollama at {host} sent a malformed reply: wrong vector count")
+    dims = {len(v) for v in vectors}
+    ok = (
+        len(dims) == 1
+        and dims != {0}
+        and all(isinstance(x, int | float) and math.isfinite(x) for v in vectors for x in v)
+    )
+    if not ok:
+        raise EmbedUnavailableError(f"Ollama at {host} sent a malformed reply: bad vectors")
+    return [[float(x) for x in v] for v in vectors]

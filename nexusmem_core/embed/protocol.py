@@ -1,0 +1,24 @@
+"""What the engine needs from an embedding model, and the one way it may fail."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+__all__ = ["EmbedUnavailableError", "Embedder"]
+
+
+class EmbedUnavailableError(Exception):
+    """The model cannot embed right now. ``str(err)`` says why and how to fix it, in one line.
+
+    Never fatal: sync and query go on with BM25 alone.
+    """
+
+
+class Embedder(Protocol):
+    """A text embedding model."""
+
+    model: str
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text, all of the model's dimension; raises EmbedUnavailableError."""
+        ...

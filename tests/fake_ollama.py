@@ -1,0 +1,95 @@
+"""A fake Ollama over real HTTP on 127.0.0.1: deterministic vectors, and every way to fail.
+
+Vectors are bags of "concepts": words in one synonym group share a dimension, so "car" finds a
+text about an "automobile" that BM25 cannot match; any other word hashes to a dimension.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+SYNONYMS = [
+    {"car", "automobile", "vehicle"},
+    {"crash", "segfault", "panic"},
+    {"slow", "latency", "sluggish"},
+]
+
+
+def vector(text: str, dims: int) -> list[float]:
+    out = [0.0] * dims
+    for word in text.lower().replace("\n", " ").split():
+        word = word.strip(".,:;!?()[]\"'")
+        if not word:
+            continue
+        group = next((i for i, g in enumerate(SYNONYMS) if word in g), None)
+        index = (
+            group
+            if group is not None
+            else len(SYNONYMS) + zlib.crc32(word.encode()) % (dims - len(SYNONYMS))
+        )
+        out[index] += 1.0
+    norm = math.sqrt(sum(x * x for x in out)) or 1.0
+    return [x / norm for x in out]
+
+
+class FakeOllama:
+    """``mode``: ok, slow, malformed, wrong_count; ``model`` and ``dims`` may change live."""
+
+    def __init__(self) -> None:
+        self.mode, self.model, self.dims, self.delay = "ok", "fake-embed", 32, 3.0
+        self.embedded_texts = 0
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                return None
+
+            def _send(self, status: int, body: Any) -> None:
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path != "/api/embed":
+                    return self._send(404, {"error": "not found"})
+                if body.get("model") != fake.model:
+                    return self._send(
+                        404,
+                        {"error": f'model "{body.get("model")}" not found, try pulling it first'},
+                    )
+                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                if fake.mode == "slow":
+                    time.sleep(fake.delay)
+                if fake.mode == "malformed":
+                    return self._send(200, b"{not json")
+                vectors = [vector(t, fake.dims) for t in texts]
+                if fake.mode == "wrong_count":
+                    vectors = vectors[:-1] or [[]]
+                fake.embedded_texts += len(texts)
+                return self._send(200, {"model": fake.model, "embeddings": vectors})
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> FakeOllama:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()

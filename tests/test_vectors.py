@@ -1,0 +1,174 @@
+"""The vector arm: embedded during sync, fused by rank, and never fatal when Ollama is not."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from nexusmem_core import handlers
+from nexusmem_core.config import Settings
+from nexusmem_core.engine import open_engine
+from nexusmem_core.retrieval.fuse import rrf
+from nexusmem_core.store.db import open_database
+from nexusmem_core.store.fts import Candidate
+
+from .conftest import Repo, run_cli
+from .fake_ollama import FakeOllama
+
+
+@pytest.fixture
+def ollama() -> Iterator[FakeOllama]:
+    with FakeOllama() as fake:
+        yield fake
+
+
+def with_ollama(settings: Settings, fake: FakeOllama, model: str | None = None) -> Settings:
+    return dataclasses.replace(settings, ollama_host=fake.url, embed_model=model or fake.model)
+
+
+@pytest.fixture
+def car_repo(repo: Repo) -> Repo:
+    repo.commit(
+        "docs: fleet notes",
+        {"docs/fleet.md": "# Fleet\n\nEvery automobile is inspected before the weekly rental.\n"},
+    )
+    return repo
+
+
+async def test_sync_embeds_everything_once(settings, car_repo, ollama):
+    async with open_engine(with_ollama(settings, ollama), car_repo.path, create=True) as engine:
+        report = await handlers.sync(engine)
+        total = (await engine.db.fetchone("select count(*) from nodes"))[0]
+        assert report.vectors == "ok" and report.embedded == total
+        sent = ollama.embedded_texts
+        again = await handlers.sync(engine)
+        assert again.embedded == 0 and ollama.embedded_texts == sent  # unchanged: not re-sent
+        status = await handlers.status(engine)
+    assert status.embedded == total and f"{total} embedded, 0 pending" in status.vector
+
+
+async def test_a_vector_only_hit_still_appears(settings, car_repo, ollama):
+    async with open_engine(with_ollama(settings, ollama), car_repo.path, create=True) as engine:
+        await handlers.sync(engine)
+        bm25 = await handlers.search(engine, "car", vector=False)
+        hybrid = await handlers.search(engine, "car")
+    assert not bm25.results and bm25.vector == "off"
+    assert hybrid.vector == "used"
+    fleet = next(r for r in hybrid.results if r.ref == "docs/fleet.md#Fleet")
+    assert fleet.arms == ["vector"]
+
+
+async def test_a_hit_found_by_both_arms_says_so(settings, car_repo, ollama):
+    async with open_engine(with_ollama(settings, ollama), car_repo.path, create=True) as engine:
+        await handlers.sync(engine)
+        response = await handlers.search(engine, "automobile inspected")
+    assert response.results[0].ref == "docs/fleet.md#Fleet"
+    assert response.results[0].arms == ["bm25", "vector"]
+
+
+def cand(name: str) -> Candidate:
+    return Candidate(
+        name, "p", "doc_section", name, None, name, 0, 0, 0.5, "authored", "candidate", {}, False
+    )
+
+
+def test_first_in_both_lists_ranks_first():
+    a, b, c, d = cand("a"), cand("b"), cand("c"), cand("d")
+    fused = rrf({"bm25": [a, b, c], "vector": [cand("a"), d, cand("b")]})
+    assert [x.id for x in fused] == ["a", "b", "d", "c"]
+    assert fused[0].arms == ["bm25", "vector"] and fused[2].arms == ["vector"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "model", "expected"),
+    [
+        ("unreachable", None, "Ollama is not reachable"),
+        ("ok", "not-pulled", "ollama pull not-pulled"),
+        ("slow", None, "did not answer within 1s"),
+        ("malformed", None, "malformed reply"),
+        ("wrong_count", None, "malformed reply"),
+    ],
+)
+async def test_failures_leave_sync_and_search_on_bm25(
+    settings, repo, ollama, mode, model, expected
+):
+    ollama.mode, ollama.delay = mode, 3.0
+    host = "http://127.0.0.1:9" if mode == "unreachable" else ollama.url
+    tuned = dataclasses.replace(settings, ollama_host=host, embed_model=model or ollama.model)
+    async with open_engine(tuned, repo.path, create=True) as engine:
+        engine.config = dataclasses.replace(
+            engine.config, embed=dataclasses.replace(engine.config.embed, timeout_seconds=1)
+        )
+        report = await handlers.sync(engine)
+        response = await handlers.search(engine, "retry budget")
+    assert report.commits == 4 and report.embedded == 0
+    assert report.vectors.startswith("skipped: ") and expected in report.vectors
+    assert response.results and response.vector.startswith("off")
+
+
+async def test_an_interrupted_pass_resumes_and_a_new_model_re_embeds(settings, repo, ollama):
+    async with open_engine(with_ollama(settings, ollama), repo.path, create=True) as engine:
+        first = await handlers.sync(engine, embed_limit=5)
+        total = (await engine.db.fetchone("select count(*) from nodes"))[0]
+        rest = await handlers.sync(engine)
+        assert (first.embedded, rest.embedded) == (5, total - 5)
+    ollama.model, ollama.dims = "other-embed", 24
+    async with open_engine(with_ollama(settings, ollama), repo.path) as engine:
+        changed = await handlers.sync(engine)
+        models = await engine.db.fetchall("select distinct model, dims from embeddings")
+    assert "embedding model changed from fake-embed" in changed.vectors
+    assert changed.embedded == total and models == [("other-embed", 24)]
+
+
+async def test_a_changed_dimension_under_one_name_rebuilds(settings, repo, ollama):
+    async with open_engine(with_ollama(settings, ollama), repo.path, create=True) as engine:
+        await handlers.sync(engine)
+        ollama.dims = 48
+        repo.commit("fix: one more", {"x.txt": "x\n"})
+        await handlers.sync(engine)
+        dims = await engine.db.fetchall("select distinct dims from embeddings")
+        assert dims == [(48,)]
+        response = await handlers.search(engine, "one more")
+    assert response.vector == "used"
+
+
+async def test_knn_matches_brute_force(tmp_path: Path):
+    from nexusmem_core.store import vectors
+
+    rng = random.Random(7)
+    dims, count = 16, 300
+    data = [[rng.gauss(0, 1) for _ in range(dims)] for _ in range(count)]
+    async with open_database(tmp_path / "v.db") as db:
+        if not db.vectors.loaded:
+            pytest.skip(f"sqlite-vec not loaded: {db.vectors.reason}")
+        items = [vectors.Pending(i + 1, "p" if i % 2 else "q", "", "h") for i in range(count)]
+        async with db.transaction():
+            await vectors.store(db, "m", items, data)
+        query = [rng.gauss(0, 1) for _ in range(dims)]
+        got = await vectors.knn(db, "p", query, 10)
+
+    def cosine(a: list[float], b: list[float]) -> float:
+        dot = sum(x * y for x, y in zip(a, b, strict=True))
+        return 1 - dot / (sum(x * x for x in a) ** 0.5 * sum(y * y for y in b) ** 0.5)
+
+    f32 = [list(struct.unpack(f"{dims}f", struct.pack(f"{dims}f", *v))) for v in data]
+    brute = sorted((cosine(query, f32[i]), i + 1) for i in range(count) if i % 2)[:10]
+    assert [seq for seq, _ in got] == [seq for _, seq in brute]
+
+
+def test_cli_sync_says_why_vectors_were_skipped_in_one_line(repo: Repo, home: Path):
+    run_cli("init", "-C", str(repo.path))
+    out = run_cli("sync", "-C", str(repo.path))
+    assert out.returncode == 0
+    lines = [line for line in out.stderr.splitlines() if line.startswith("vectors: ")]
+    assert len(lines) == 1 and "not reachable at http://127.0.0.1:9" in lines[0]
+    data = json.loads(
+        run_cli("query", "retry", "--json", "--no-vector", "-C", str(repo.path)).stdout
+    )
+    assert data["vector"] == "off" and all(r["arms"] == ["bm25"] for r in data["results"])
