@@ -99,20 +99,28 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         all_projects: Annotated[
             bool, Field(description="Search every repository NexusMem knows, not just this one.")
         ] = False,
+        vector: Annotated[
+            bool,
+            Field(
+                description="Also search by meaning with the local embedding model, when one "
+                "is set up. false: keywords (BM25) only."
+            ),
+        ] = True,
     ) -> Annotated[CallToolResult, SearchResponse]:
-        """Search this repository's memory: commits, the patch of each changed file, and doc
-        sections, ranked by relevance, signal (a fix beats a chore) and recency, packed into a
-        token budget. Use it before debugging or changing code, to learn what was tried, why
-        something was done, and what broke before. Each result is tagged with its provenance:
-        [observed] events (commits, diffs) are facts; [authored] doc sections are claims that
-        may be out of date."""
+        """Search this repository's memory: commits, the patch of each changed file, doc
+        sections and the shell commands run here with their exit codes, ranked by relevance,
+        signal (a fix beats a chore, a failed command beats a successful one) and recency,
+        packed into a token budget. Use it before debugging or changing code, to learn what
+        was tried, why something was done, and what broke before. Each result is tagged with
+        its provenance: [observed] events (commits, diffs, commands) are facts; [authored] doc
+        sections are claims that may be out of date."""
         try:
             if all_projects:
                 settings = _app(ctx).settings
-                response = await handlers.search_all(settings, query, budget)
+                response = await handlers.search_all(settings, query, budget, vector)
             else:
                 engine = await _engine(ctx, _root(project_root, roots))
-                response = await handlers.search(engine, query, budget)
+                response = await handlers.search(engine, query, budget, vector)
         except NexusMemError as err:
             raise ToolError(str(err)) from err
         return _text(response.render(), response.to_dict())
@@ -135,8 +143,9 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
             raise ToolError(str(err)) from err
         text = (
             f"synced {report.project} in {report.seconds:.2f}s: {report.commits} commit(s), "
-            f"{report.diffs} file diff(s), {report.docs_sections} doc section(s) written, "
-            f"{report.removed} removed"
+            f"{report.diffs} file diff(s), {report.docs_sections} doc section(s), "
+            f"{report.shell} shell command(s) written, {report.removed} removed, "
+            f"{report.embedded} embedded; vectors: {report.vectors}"
         )
         return _text(text, report.to_dict())
 

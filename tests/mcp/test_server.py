@@ -114,3 +114,15 @@ async def test_all_projects_search_over_mcp(server, make_repo):
         result = await client.call_tool("search_memory", {"query": "retry", "all_projects": True})
     assert sorted(result.structured_content["projects"]) == ["uploader", "web"]
     assert "[uploader]" in result.content[0].text and "[web]" in result.content[0].text
+
+
+async def test_search_memory_can_be_held_to_bm25(server, repo: Repo):
+    async with Client(server) as client:
+        synced = await client.call_tool("sync_project", {"project_root": str(repo.path)})
+        assert "vectors: skipped: Ollama is not reachable" in synced.content[0].text
+        result = await client.call_tool(
+            "search_memory",
+            {"query": "retry budget", "project_root": str(repo.path), "vector": False},
+        )
+    assert result.structured_content["vector"] == "off"
+    assert all(r["arms"] == ["bm25"] for r in result.structured_content["results"])
