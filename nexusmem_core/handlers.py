@@ -356,7 +356,8 @@ async def scan(
                 break
     elif source == "shell":
         found = await ingest.shell_nodes(repo, cfg, settings.home, LogCursor())
-        nodes = found.nodes[-limit:] if limit else found.nodes
+        every = list(found.nodes)
+        nodes = every[-limit:] if limit else every
     elif source == "docs":
         for doc in await ingest.read_doc_files(repo.root, cfg):
             nodes += ingest.doc_nodes(pid, doc, doc.mtime, cfg.limits.max_body_chars)

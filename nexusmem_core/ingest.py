@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -192,7 +192,7 @@ def doc_nodes(project_id: str, doc: DocFile, ts: int | None, max_chars: int) -> 
 
 @dataclass
 class ShellNodes:
-    nodes: list[Node]
+    nodes: Iterable[Node]
     mode: str  # "hook", "scraped" or "off"
     cursor: hooklog.LogCursor | None = None  # where the hook log was read up to
     malformed: int = 0
@@ -212,11 +212,13 @@ async def shell_nodes(
             return inside(record.get("cwd"), roots)
 
         result = await anyio.to_thread.run_sync(hooklog.read_new, log, cursor, ours)
-        nodes = [hook_node(repo.project_id, record, limit) for record in result.records]
-        return ShellNodes(nodes, "hook", result.cursor, result.malformed)
+        # Built one by one as they are written: 50k records and their 50k nodes at once
+        # pushed a first sync of a 100k-line log to 230 MB.
+        logged = (hook_node(repo.project_id, record, limit) for record in result.records)
+        return ShellNodes(logged, "hook", result.cursor, result.malformed)
     if not config.sources.shell.scrape:
         return ShellNodes([], "off")
-    nodes = []
+    nodes: list[Node] = []
     tail = config.sources.shell.scrape_tail_lines
     for shell, path in history.default_history_files(Path.home(), os.environ).items():
         data, whole = await anyio.to_thread.run_sync(history.read_tail, path, tail)
