@@ -242,6 +242,11 @@ async def embed_pending(
         )
         return
     db = engine.db
+    try:
+        await embedder.check()  # before any query over the nodes: Ollama is often just absent
+    except EmbedUnavailableError as err:
+        report.vectors = f"skipped: {err}; search uses BM25 meanwhile"
+        return
     async with db.transaction():
         note = await vectors.prepare(db, embedder.model)
         await vectors.prune_orphans(db)

@@ -49,6 +49,10 @@ class OllamaEmbedder:
             vectors += await self._embed_batch(texts[start : start + self.batch])
         return vectors
 
+    async def check(self) -> None:
+        """Raise EmbedUnavailableError now if nothing listens at the host."""
+        await self._check_reachable()
+
     async def _check_reachable(self) -> None:
         """Fail fast, before importing the client, when nothing listens at the host.
 

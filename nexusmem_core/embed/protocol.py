@@ -22,3 +22,7 @@ class Embedder(Protocol):
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """One vector per text, all of the model's dimension; raises EmbedUnavailableError."""
         ...
+
+    async def check(self) -> None:
+        """Raise EmbedUnavailableError at once if the model is plainly not there."""
+        ...
