@@ -172,3 +172,13 @@ def test_cli_sync_says_why_vectors_were_skipped_in_one_line(repo: Repo, home: Pa
         run_cli("query", "retry", "--json", "--no-vector", "-C", str(repo.path)).stdout
     )
     assert data["vector"] == "off" and all(r["arms"] == ["bm25"] for r in data["results"])
+
+
+async def test_nodes_still_waiting_for_a_vector_are_not_buried(settings, repo, ollama):
+    async with open_engine(with_ollama(settings, ollama), repo.path, create=True) as engine:
+        await handlers.sync(engine, embed=False)
+        baseline = await handlers.search(engine, "retry budget", vector=False)
+        await handlers.sync(engine, embed_limit=2)  # two nodes embedded, the rest pending
+        hybrid = await handlers.search(engine, "retry budget")
+    assert hybrid.vector == "used"
+    assert hybrid.results[0].ref == baseline.results[0].ref

@@ -19,6 +19,7 @@ __all__ = [
     "Pending",
     "VectorCoverage",
     "coverage",
+    "embedded_among",
     "has_vectors",
     "knn",
     "pending",
@@ -124,6 +125,19 @@ async def prune_orphans(db: Database) -> int:
             await db.execute(f"delete from {TABLE} where rowid in ({marks})", batch)
         await db.execute(f"delete from embeddings where seq in ({marks})", batch)
     return len(orphans)
+
+
+async def embedded_among(db: Database, model: str, seqs: list[int]) -> set[int]:
+    """Which of ``seqs`` have a current vector from ``model``."""
+    if not seqs:
+        return set()
+    marks = ",".join("?" * len(seqs))
+    rows = await db.fetchall(
+        f"select e.seq from embeddings e join nodes n on n.seq = e.seq "
+        f"and n.content_hash = e.content_hash where e.model = ? and e.seq in ({marks})",
+        (model, *seqs),
+    )
+    return {int(seq) for (seq,) in rows}
 
 
 async def has_vectors(db: Database, model: str) -> bool:
