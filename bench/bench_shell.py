@@ -25,13 +25,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import hashlib
 import hmac
 import json
 import os
 import pstats
-import pty
 import random
 import re
 import select
@@ -40,7 +38,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import termios
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +59,7 @@ from _common import (
 sys.path.insert(0, str(ROOT))
 from nexusmem_core.collectors.shell import hooks
 from nexusmem_core.collectors.shell.hooklog import KEY_FILE, LOG_FILE
+from tests.collectors.shell.pty_shell import spawn
 
 TARGET_HOOK_MS = 5.0  # the hook's cost at the prompt, difference of medians
 TARGET_PEAK_MB = 150.0  # a sync's peak RSS, as in bench_sync.py
@@ -78,12 +76,6 @@ def say(message: str) -> None:
 # --- an interactive shell under a pty (as tests/collectors/shell/pty_shell.py, timed) ----------
 
 
-def _controlling_tty() -> None:
-    """In the child: a session of its own with the pty as its controlling terminal."""
-    os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-
 class PtyShell:
     """An interactive shell on a pty; ``enter`` types a line and times the next prompt.
 
@@ -93,18 +85,7 @@ class PtyShell:
     """
 
     def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.master, slave = pty.openpty()
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env=env,
-            cwd=cwd,
-            preexec_fn=_controlling_tty,
-            close_fds=True,
-        )
-        os.close(slave)
+        self.proc, self.master = spawn(argv, env, cwd)
         self.output = ""
         self.prompts = 0  # the counter in the last prompt read
         self.skipped = 0  # prompts that came and went unseen: the shell drew more than one

@@ -23,22 +23,31 @@ def _controlling_tty() -> None:
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
+def spawn(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[subprocess.Popen, int]:
+    """Start ``argv`` on a new pty as its controlling terminal; return it and the master fd.
+
+    Shared with bench/bench_shell.py, which times prompts on the same kind of terminal.
+    """
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        argv,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        cwd=cwd,
+        preexec_fn=_controlling_tty,
+        close_fds=True,
+    )
+    os.close(slave)
+    return proc, master
+
+
 class PtyShell:
     """An interactive shell on a pty; ``run`` types a line and waits for the next prompt."""
 
     def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.master, slave = pty.openpty()
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env=env,
-            cwd=cwd,
-            preexec_fn=_controlling_tty,
-            close_fds=True,
-        )
-        os.close(slave)
+        self.proc, self.master = spawn(argv, env, cwd)
         self.output = ""
         self.wait_prompt()
 
