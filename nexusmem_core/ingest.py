@@ -214,7 +214,8 @@ async def shell_nodes(
         result = await anyio.to_thread.run_sync(hooklog.read_new, log, cursor, ours)
         # Built one by one as they are written: 50k records and their 50k nodes at once
         # pushed a first sync of a 100k-line log to 230 MB.
-        logged = (hook_node(repo.project_id, record, limit) for record in result.records)
+        root = os.path.realpath(repo.root)
+        logged = (hook_node(repo.project_id, record, limit, root) for record in result.records)
         return ShellNodes(logged, "hook", result.cursor, result.malformed)
     if not config.sources.shell.scrape:
         return ShellNodes([], "off")

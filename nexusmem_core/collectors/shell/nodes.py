@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -68,7 +69,31 @@ def _title(command: str) -> str:
     return first[:200] + (" ..." if len(first) > 200 or "\n" in command.strip() else "")
 
 
-def hook_node(project_id: str, record: dict[str, Any], max_chars: int) -> Node:
+def _outcome(exit_code: int | None) -> str:
+    """In words a question uses: a query about what failed must be able to match a failure."""
+    if exit_code is None:
+        return "exit code unknown"
+    if exit_code == 0:
+        return "succeeded (exit 0)"
+    if exit_code in (130, 131):
+        return f"interrupted (exit {exit_code})"
+    return f"failed with an error (exit {exit_code})"
+
+
+def _relative(cwd: object, root: str | None) -> object:
+    """The directory relative to the repository: an absolute path's words (the user's home,
+    a `bench/out`) would otherwise match every command for unrelated queries."""
+    if not isinstance(cwd, str) or not root:
+        return cwd
+    real = os.path.realpath(cwd)
+    if real == root:
+        return "."
+    return os.path.relpath(real, root) if real.startswith(root + os.sep) else cwd
+
+
+def hook_node(
+    project_id: str, record: dict[str, Any], max_chars: int, root: str | None = None
+) -> Node:
     """A command the shell hook recorded: exact cwd, exit code, start and duration.
 
     The recorder redacted it already; redacting again is free (idempotent) and covers logs
@@ -79,8 +104,8 @@ def hook_node(project_id: str, record: dict[str, Any], max_chars: int) -> Node:
     start = record.get("start")
     duration = record.get("duration")
     facts = {
-        "cwd": record.get("cwd"),
-        "exit": exit_code if exit_code is not None else "unknown",
+        "outcome": _outcome(exit_code),
+        "cwd": _relative(record.get("cwd"), root),
         "duration": f"{duration:.2f}s" if isinstance(duration, int | float) else None,
         "shell": record.get("shell"),
     }
@@ -120,7 +145,7 @@ def scraped_node(
     whatever was typed, so the text is redacted here, before it can reach the database."""
     command = redact(command[:max_chars])
     facts = {
-        "exit": "unknown",
+        "outcome": _outcome(None),
         "cwd": "unknown (scraped from the shell's history file)",
         "shell": shell,
     }
