@@ -126,6 +126,8 @@ class Limits:
 class Retrieval:
     budget: int = _bounded(2000, 50, 200_000)
     sibling_cap: int = _bounded(2, 1, 50)
+    fusion_k: int = _bounded(10, 1, 1000)
+    """Reciprocal rank fusion's k for the BM25 and vector lists (see retrieval/fuse.py)."""
 
 
 @dataclass(frozen=True)

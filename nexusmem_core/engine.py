@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .collectors.git import RepoInfo, read_repo
 from .config import ProjectConfig, Settings, dump_config, load_config
@@ -29,6 +30,7 @@ class Engine:
     repo: RepoInfo
     config: ProjectConfig
     db: Database
+    _embedders: dict[bool, tuple[Any, OllamaEmbedder]] = field(default_factory=dict, repr=False)
 
     @property
     def workspace(self) -> Path:
@@ -39,16 +41,26 @@ class Engine:
         return self.repo.project_id
 
     def embedder(self, *, for_query: bool = False) -> OllamaEmbedder | None:
-        """The configured embedding model, or None when vectors are off or cannot load."""
+        """The configured embedding model, or None when vectors are off or cannot load.
+
+        Kept for the engine's life: a new HTTP client per search cost ~30 ms of the vector
+        arm's ~46 ms in a long-lived MCP server (measured in bench_vectors.py).
+        """
         cfg = self.config.embed
         if not cfg.enabled or not self.db.vectors.loaded:
             return None
-        return OllamaEmbedder(
-            host=self.settings.ollama_host or cfg.host,
-            model=self.settings.embed_model or cfg.model,
-            timeout=cfg.query_timeout_seconds if for_query else cfg.timeout_seconds,
-            batch=cfg.batch,
-        )
+        key = (for_query, cfg, self.settings.ollama_host, self.settings.embed_model)
+        if self._embedders.get(for_query, (None, None))[0] != key:
+            self._embedders[for_query] = (
+                key,
+                OllamaEmbedder(
+                    host=self.settings.ollama_host or cfg.host,
+                    model=self.settings.embed_model or cfg.model,
+                    timeout=cfg.query_timeout_seconds if for_query else cfg.timeout_seconds,
+                    batch=cfg.batch,
+                ),
+            )
+        return self._embedders[for_query][1]
 
 
 def ensure_workspace(root: Path) -> list[str]:

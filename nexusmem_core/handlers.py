@@ -17,7 +17,7 @@ from .errors import NexusMemError, UsageError
 from .models import SearchResponse, SearchResult, Status
 from .paths import DB_FILE, workspace_dir
 from .registry import load_registry, register_project, remove_projects
-from .retrieval.fuse import RRF_K, rrf
+from .retrieval.fuse import PROJECT_RRF_K, rrf
 from .retrieval.pack import Packer, display_title, format_date, pack
 from .retrieval.query import fts_match, query_terms
 from .retrieval.rank import prior_factor
@@ -96,7 +96,7 @@ async def _semantic(engine: Engine, query: str) -> tuple[list[Candidate], str]:
     return [found[seq] for seq, _ in hits if seq in found], "used"
 
 
-async def _neutral_when_unembedded(engine: Engine, lexical: list[Candidate]) -> None:
+async def _neutral_when_unembedded(engine: Engine, lexical: list[Candidate], k: int) -> None:
     """A node with no vector yet (embedding pending, or it failed) cannot be found by the
     vector arm; missing evidence is not evidence against it. Its BM25 rank stands in for the
     vector rank it would have had, so a half-embedded corpus does not bury what is pending.
@@ -110,7 +110,7 @@ async def _neutral_when_unembedded(engine: Engine, lexical: list[Candidate]) -> 
     have = await vectors.embedded_among(engine.db, embedder.model, [c.seq for c in lexical])
     for rank, c in enumerate(lexical, start=1):
         if c.seq not in have:
-            c.relevance += 1.0 / (RRF_K + rank)
+            c.relevance += 1.0 / (k + rank)
 
 
 async def _ranked(engine: Engine, query: str, vector: bool) -> tuple[list[Candidate], str]:
@@ -120,9 +120,10 @@ async def _ranked(engine: Engine, query: str, vector: bool) -> tuple[list[Candid
     """
     lexical = await _lexical(engine.db, engine.project_id, query)
     semantic, used = await _semantic(engine, query) if vector else ([], "off")
-    candidates = rrf({"bm25": lexical, "vector": semantic}) if semantic else lexical
+    k = engine.config.retrieval.fusion_k
+    candidates = rrf({"bm25": lexical, "vector": semantic}, k) if semantic else lexical
     if semantic:
-        await _neutral_when_unembedded(engine, lexical)
+        await _neutral_when_unembedded(engine, lexical, k)
         candidates.sort(key=lambda c: c.relevance, reverse=True)
     now = time.time()
     for c in candidates:
@@ -210,7 +211,7 @@ async def search_all(
             skipped.append(f"{entry.root}: {err}")
             continue
         for rank, c in enumerate(ranked, start=1):
-            c.score = 1.0 / (RRF_K + rank)  # each project's list fused by rank
+            c.score = 1.0 / (PROJECT_RRF_K + rank)  # each project's list fused by rank
             fused.append(c)
     results = pack(fused, query_terms(query), budget, 2, names, tag_project=True)
     response = _response(query, budget, fused, results, names, all_projects=True)

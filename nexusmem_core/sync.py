@@ -12,7 +12,7 @@ import anyio
 from . import ingest
 from .collectors.git import is_ancestor, read_repo
 from .collectors.shell import hooklog
-from .embed import EmbedUnavailableError
+from .embed import EmbedTimeoutError, EmbedUnavailableError
 from .engine import Engine
 from .models import Node, SyncReport
 from .registry import ProjectEntry, register_project
@@ -251,13 +251,21 @@ async def embed_pending(
         note = await vectors.prepare(db, embedder.model)
         await vectors.prune_orphans(db)
     report.vectors = note or "ok"
+    batch_size = embedder.batch
     while limit is None or report.embedded < limit:
-        size = embedder.batch if limit is None else min(embedder.batch, limit - report.embedded)
+        size = batch_size if limit is None else min(batch_size, limit - report.embedded)
         batch = await vectors.pending(db, embedder.model, size)
         if not batch:
             return
         try:
             found = await embedder.embed([item.text for item in batch])
+        except EmbedTimeoutError as err:
+            if batch_size > 1:
+                # A busy model: halve the batch rather than retry the same slow one for ever.
+                batch_size = max(1, batch_size // 2)
+                continue
+            report.vectors = f"skipped: {err}; search uses BM25 meanwhile"
+            return
         except EmbedUnavailableError as err:
             report.vectors = f"skipped: {err}; search uses BM25 meanwhile"
             return

@@ -247,7 +247,7 @@ def make_settings(home: Path, mode: str, embed_model: str | None) -> Settings:
     return Settings.from_env(env)
 
 
-def write_embed_config(repo: Path, batch: int, timeout: int) -> None:
+def write_embed_config(repo: Path, batch: int, timeout: int, fusion_k: int | None = None) -> None:
     """Hybrid: smaller batches and longer timeouts in the fixture's own ``config.json``, so a
     busy model server slows the embedding down instead of cutting it short. Ranking settings
     stay at their defaults."""
@@ -263,6 +263,10 @@ def write_embed_config(repo: Path, batch: int, timeout: int) -> None:
     changes = {"batch": batch, "timeout_seconds": timeout, "query_timeout_seconds": timeout}
     embed = dataclasses.replace(embed, **{k: v for k, v in changes.items() if k in names})
     ensure_workspace(repo)
+    if fusion_k is not None:  # the one ranking knob the evaluation sweeps
+        config = dataclasses.replace(
+            config, retrieval=dataclasses.replace(config.retrieval, fusion_k=fusion_k)
+        )
     text = dump_config(dataclasses.replace(config, embed=embed))
     (workspace_dir(repo) / CONFIG_FILE).write_text(text, encoding="utf-8")
 
@@ -284,10 +288,11 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit(2)
     queries = json.loads(QUERIES.read_text())
     repo, home, info = ensure_fixture(args.regen)
-    shutil.rmtree(repo / ".nexusmem", ignore_errors=True)
+    if not args.reuse:
+        shutil.rmtree(repo / ".nexusmem", ignore_errors=True)
     settings = make_settings(home, args.mode, args.embed_model)
     if args.mode == "hybrid":
-        write_embed_config(repo, args.embed_batch, args.embed_timeout)
+        write_embed_config(repo, args.embed_batch, args.embed_timeout, args.fusion_k)
     subjects = subjects_by_sha(repo)
     now = last_commit_ts(repo) + 86_400 if args.now == "fixture" else None
     search_kw: dict[str, Any] = {}
@@ -459,6 +464,12 @@ def main() -> None:
     parser.add_argument("--mode", choices=("bm25", "hybrid"), default="bm25")
     parser.add_argument("--budget", type=int, default=8000, help="tokens per search (default 8000)")
     parser.add_argument("--regen", action="store_true", help="rebuild the fixture")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep the fixture's memory (and its vectors) from the last run, not a fresh sync",
+    )
+    parser.add_argument("--fusion-k", type=int, help="hybrid: reciprocal rank fusion's k")
     parser.add_argument("--now", choices=("fixture", "real"), default="fixture")
     parser.add_argument(
         "--embed-model",

@@ -1,5 +1,5 @@
 """Embedding models: a small protocol, and the Ollama implementation."""
 
-from .protocol import Embedder, EmbedUnavailableError
+from .protocol import Embedder, EmbedTimeoutError, EmbedUnavailableError
 
-__all__ = ["EmbedUnavailableError", "Embedder"]
+__all__ = ["EmbedTimeoutError", "EmbedUnavailableError", "Embedder"]

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from .protocol import EmbedUnavailableError
+from .protocol import EmbedTimeoutError, EmbedUnavailableError
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_MODEL", "OllamaEmbedder"]
 
@@ -86,7 +86,7 @@ class OllamaEmbedder:
                 f"Ollama at {self.host} refused to embed ({err.status_code}: {err.error})"
             ) from err
         except httpx.TimeoutException as err:
-            raise EmbedUnavailableError(
+            raise EmbedTimeoutError(
                 f"Ollama at {self.host} did not answer within {self.timeout:g}s"
             ) from err
         except (httpx.HTTPError, ConnectionError, OSError) as err:

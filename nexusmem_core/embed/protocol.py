@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-__all__ = ["EmbedUnavailableError", "Embedder"]
+__all__ = ["EmbedTimeoutError", "EmbedUnavailableError", "Embedder"]
 
 
 class EmbedUnavailableError(Exception):
@@ -12,6 +12,10 @@ class EmbedUnavailableError(Exception):
 
     Never fatal: sync and query go on with BM25 alone.
     """
+
+
+class EmbedTimeoutError(EmbedUnavailableError):
+    """The model did not answer in time: a smaller batch may still get through."""
 
 
 class Embedder(Protocol):
