@@ -21,6 +21,21 @@ transform is monotonic, so equally relevant hits are ordered by the priors exact
 
 Recency halves every HALF_LIFE_DAYS, faster for lower-trust provenance (a doc section is a claim
 that ages; a commit is an event). Superseded and rejected nodes are ranked lower, never hidden.
+
+Measured on the labelled set (bench/eval/sweep.py, 73 queries; MRR@10 / Recall@5, BM25 then
+hybrid with all-minilm at fusion k = 10):
+
+    prior budget 1.0 (no priors)  0.630 / 0.576    0.671 / 0.612
+    prior budget 1.5              0.654 / 0.607    0.677 / 0.667
+    prior budget 2.0  (kept)      0.676 / 0.607    0.675 / 0.685
+    prior budget 3.0              0.656 / 0.614    0.660 / 0.701
+    half-life  60 days            0.642 / 0.600    0.655 / 0.630
+    half-life 180 days (kept)     0.676 / 0.607    0.675 / 0.685
+    half-life 365 days            0.667 / 0.621    0.686 / 0.689
+
+The priors earn their place (no priors is worst in both modes) and 2x is the best trade; a
+longer half-life helps hybrid a little and BM25 not, on a fixture that spans seven months, so
+180 days stays until a longer history says otherwise.
 """
 
 from __future__ import annotations
