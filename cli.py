@@ -110,7 +110,7 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
             f"{report.shell} shell command(s) written, {report.removed} removed, "
             f"{report.embedded} embedded"
         )
-    if report.vectors not in ("ok", "off") and not report.vectors.startswith("off:"):
+    if report.vectors.startswith("skipped") and not args.quiet:
         # One line on why vectors were skipped or rebuilt; sync itself succeeded.
         print(f"vectors: {report.vectors}", file=sys.stderr)
     return 0

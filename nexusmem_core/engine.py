@@ -19,6 +19,7 @@ from .config import ProjectConfig, Settings, dump_config, load_config
 from .embed.ollama import OllamaEmbedder
 from .errors import NotInitialisedError
 from .paths import CONFIG_FILE, DB_FILE, workspace_dir
+from .registry import ProjectEntry
 from .store.db import Database, open_database
 
 __all__ = ["Engine", "ensure_workspace", "open_engine", "read_project"]
@@ -39,6 +40,15 @@ class Engine:
     @property
     def project_id(self) -> str:
         return self.repo.project_id
+
+    def registry_entry(self) -> ProjectEntry:
+        """What makes this repository findable by ``--all-projects``."""
+        return ProjectEntry(
+            project_id=self.project_id,
+            name=self.repo.name,
+            root=str(self.repo.root),
+            database=str(self.db.path),
+        )
 
     def embedder(self, *, for_query: bool = False) -> OllamaEmbedder | None:
         """The configured embedding model, or None when vectors are off or cannot load.

@@ -7,14 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import ingest
 from .collectors.git import RepoInfo
-from .collectors.shell.hooklog import LOG_FILE, LogCursor
 from .config import ProjectConfig, Settings
 from .embed import EmbedUnavailableError
 from .engine import Engine, ensure_workspace, open_engine, read_project
 from .errors import NexusMemError, UsageError
-from .models import SearchResponse, SearchResult, Status
+from .models import SearchResponse, SearchResult, Status, SyncReport
 from .paths import DB_FILE, workspace_dir
 from .registry import load_registry, register_project, remove_projects
 from .retrieval.fuse import PROJECT_RRF_K, rrf
@@ -31,7 +29,9 @@ from .store.fts import (
     load_bodies,
 )
 from .store.nodes import NODE_COLUMNS, get_cursor, upsert_project
-from .sync import project_entry, sync
+
+# Heavier modules (the collectors, the shell parsers and the redaction table) are imported by
+# the use cases that need them, so a query or a status does not pay for them at start-up.
 
 __all__ = [
     "ProjectsReport",
@@ -50,6 +50,13 @@ CANDIDATES = 100
 BODY_CHUNK = 20
 
 
+async def sync(engine: Engine, **options: Any) -> SyncReport:
+    """Bring the memory up to date: see ``nexusmem_core.sync.sync`` for the options."""
+    from .sync import sync as run_sync
+
+    return await run_sync(engine, **options)
+
+
 async def init_project(settings: Settings, path: Path) -> tuple[Path, list[str]]:
     """Create the workspace (idempotent) and register the project.
 
@@ -65,7 +72,7 @@ async def init_project(settings: Settings, path: Path) -> tuple[Path, list[str]]
             await upsert_project(
                 engine.db, engine.project_id, repo.name, str(repo.root), repo.origin
             )
-        register_project(settings.home, project_entry(engine))
+        register_project(settings.home, engine.registry_entry())
     return engine.workspace, created
 
 
@@ -273,6 +280,8 @@ async def _vector_status(engine: Engine) -> tuple[str, int]:
 def _shell_capture(engine: Engine) -> str:
     if not engine.config.sources.shell.enabled:
         return "off (sources.shell.enabled is false)"
+    from .collectors.shell.hooklog import LOG_FILE
+
     log = engine.settings.home / LOG_FILE
     if log.exists():
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(log.stat().st_mtime))
@@ -361,7 +370,11 @@ async def get_node(engine: Engine, node_id: str) -> dict[str, Any] | None:
 async def scan(
     settings: Settings, repo: RepoInfo, cfg: ProjectConfig, source: str, limit: int | None = None
 ) -> list[dict[str, Any]]:
-    """What a sync would write for one source, without writing: ``git``, ``diff`` or ``docs``."""
+    """What a sync would write for one source, without writing: ``git``, ``diff``, ``docs``
+    or ``shell``."""
+    from . import ingest
+    from .collectors.shell.hooklog import LogCursor
+
     pid = repo.project_id
     nodes = []
     if source == "git" and repo.head:

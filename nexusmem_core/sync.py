@@ -15,13 +15,13 @@ from .collectors.shell import hooklog
 from .embed import EmbedTimeoutError, EmbedUnavailableError
 from .engine import Engine
 from .models import Node, SyncReport
-from .registry import ProjectEntry, register_project
+from .registry import register_project
 from .store import vectors
 from .store.db import Database
 from .store.fts import deferred_index
 from .store.nodes import delete_nodes, get_cursor, set_cursor, upsert_nodes, upsert_project
 
-__all__ = ["Progress", "embed_pending", "project_entry", "sync"]
+__all__ = ["Progress", "embed_pending", "sync"]
 
 Progress = Callable[[str, int], None]
 BATCH = 2000
@@ -29,16 +29,6 @@ BATCH = 2000
 
 def _noop(_stage: str, _count: int) -> None:
     return None
-
-
-def project_entry(engine: Engine) -> ProjectEntry:
-    """The registry entry that makes this repository findable by ``--all-projects``."""
-    return ProjectEntry(
-        project_id=engine.project_id,
-        name=engine.repo.name,
-        root=str(engine.repo.root),
-        database=str(engine.db.path),
-    )
 
 
 async def sync(
@@ -69,7 +59,7 @@ async def sync(
         async with deferred_index(db) if empty else contextlib.nullcontext():
             await _ingest(engine, report, since, progress)
         await set_cursor(db, pid, "last_sync", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-    register_project(engine.settings.home, project_entry(engine), synced=True)
+    register_project(engine.settings.home, engine.registry_entry(), synced=True)
     if embed:
         await embed_pending(engine, report, embed_limit, progress)
     report.seconds = round(time.perf_counter() - started, 3)
@@ -245,7 +235,11 @@ async def embed_pending(
     try:
         await embedder.check()  # before any query over the nodes: Ollama is often just absent
     except EmbedUnavailableError as err:
-        report.vectors = f"skipped: {err}; search uses BM25 meanwhile"
+        # Never set up is a first-class mode, said quietly ("off"); a model that worked
+        # before and is gone now is worth a line ("skipped").
+        had = await db.fetchone("select 1 from embeddings limit 1")
+        state = "skipped" if had else "off"
+        report.vectors = f"{state}: {err}; search uses BM25 meanwhile"
         return
     async with db.transaction():
         note = await vectors.prepare(db, embedder.model)

@@ -119,7 +119,7 @@ async def test_all_projects_search_over_mcp(server, make_repo):
 async def test_search_memory_can_be_held_to_bm25(server, repo: Repo):
     async with Client(server) as client:
         synced = await client.call_tool("sync_project", {"project_root": str(repo.path)})
-        assert "vectors: skipped: Ollama is not reachable" in synced.content[0].text
+        assert "vectors: off: Ollama is not reachable" in synced.content[0].text
         result = await client.call_tool(
             "search_memory",
             {"query": "retry budget", "project_root": str(repo.path), "vector": False},
