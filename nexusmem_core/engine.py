@@ -68,6 +68,7 @@ class Engine:
                     model=self.settings.embed_model or cfg.model,
                     timeout=cfg.query_timeout_seconds if for_query else cfg.timeout_seconds,
                     batch=cfg.batch,
+                    light=for_query,
                 ),
             )
         return self._embedders[for_query][1]

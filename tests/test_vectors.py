@@ -183,3 +183,28 @@ def test_cli_sync_is_quiet_without_ollama_and_says_so_when_it_goes(
         run_cli("query", "retry", "--json", "--no-vector", "-C", str(repo.path)).stdout
     )
     assert data["vector"] == "off" and all(r["arms"] == ["bm25"] for r in data["results"])
+
+
+@pytest.mark.parametrize(
+    ("mode", "model", "expected"),
+    [
+        ("ok", None, "used"),
+        ("slow", None, "did not answer within 1s"),
+        ("malformed", None, "malformed reply"),
+        ("ok", "gone", "ollama pull"),
+    ],
+)
+async def test_the_query_embedding_fails_over_to_bm25(
+    settings, repo, ollama, mode, model, expected
+):
+    async with open_engine(with_ollama(settings, ollama), repo.path, create=True) as engine:
+        await handlers.sync(engine)
+        engine.config = dataclasses.replace(
+            engine.config, embed=dataclasses.replace(engine.config.embed, query_timeout_seconds=1)
+        )
+        ollama.mode = mode
+        if model:
+            ollama.model = model
+        response = await handlers.search(engine, "retry budget")
+    assert expected in response.vector
+    assert response.results and response.results[0].title.startswith("fix: raise the retry")

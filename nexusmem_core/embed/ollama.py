@@ -2,16 +2,22 @@
 
 The ollama client's default timeout is infinite, which would let a stuck server hang a sync or
 a query for ever; every request here has one. ``ollama`` (and pydantic and httpx behind it)
-costs ~340 ms to import, so it is imported only when an embedding is actually requested.
+costs ~340 ms to import, so it is imported only when a sync embeds; the one embedding a query
+needs goes through the standard library instead (``light=True``).
 """
 
 from __future__ import annotations
 
+import json
 import math
+import socket
+import urllib.error
+import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
+import anyio.to_thread
 
 from .protocol import EmbedTimeoutError, EmbedUnavailableError
 
@@ -30,8 +36,10 @@ class OllamaEmbedder:
         model: str = DEFAULT_MODEL,
         timeout: float = 30.0,
         batch: int = 32,
+        light: bool = False,
     ) -> None:
         self.host, self.model, self.timeout, self.batch = host, model, timeout, batch
+        self.light = light
         self._client: Any = None
 
     def _get_client(self) -> Any:
@@ -64,13 +72,65 @@ class OllamaEmbedder:
         try:
             stream = await anyio.connect_tcp(url.hostname or "127.0.0.1", port)
         except OSError as err:
-            raise EmbedUnavailableError(
-                f"Ollama is not reachable at {self.host}: start it (`ollama serve`) or set "
-                "OLLAMA_HOST"
-            ) from err
+            raise EmbedUnavailableError(self._unreachable()) from err
         await stream.aclose()
 
     async def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        if self.light:
+            return await anyio.to_thread.run_sync(self._embed_light, texts)
+        return await self._embed_with_client(texts)
+
+    def _embed_light(self, texts: list[str]) -> list[list[float]]:
+        """One ``/api/embed`` request with the standard library, for the single embedding a
+        query needs: the ollama client's import (~310 ms) would otherwise be most of a hybrid
+        ``nexusmem query``. Same errors, same checks as the client path."""
+        url = urlsplit(self.host if "://" in self.host else f"http://{self.host}")
+        body = json.dumps({"model": self.model, "input": texts}).encode()
+        request = urllib.request.Request(
+            f"{url.scheme}://{url.netloc}/api/embed",
+            data=body,
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                reply = json.loads(response.read())
+        except urllib.error.HTTPError as err:
+            err.close()  # it holds the response, and with it the socket
+            if err.code == 404:
+                raise EmbedUnavailableError(self._not_pulled()) from err
+            raise EmbedUnavailableError(
+                f"Ollama at {self.host} refused to embed ({err.code})"
+            ) from err
+        except TimeoutError as err:
+            raise EmbedTimeoutError(
+                f"Ollama at {self.host} did not answer within {self.timeout:g}s"
+            ) from err
+        except urllib.error.URLError as err:
+            if isinstance(err.reason, TimeoutError | socket.timeout):
+                raise EmbedTimeoutError(
+                    f"Ollama at {self.host} did not answer within {self.timeout:g}s"
+                ) from err
+            raise EmbedUnavailableError(self._unreachable()) from err
+        except (ValueError, OSError) as err:
+            raise EmbedUnavailableError(
+                f"Ollama at {self.host} sent a malformed reply: {err}"
+            ) from err
+        embeddings = reply.get("embeddings") if isinstance(reply, dict) else None
+        return _checked(embeddings, len(texts), self.host)
+
+    def _not_pulled(self) -> str:
+        return (
+            f"Ollama at {self.host} does not have the model {self.model!r}: run "
+            f"`ollama pull {self.model}` or set NEXUSMEM_EMBED_MODEL"
+        )
+
+    def _unreachable(self) -> str:
+        return (
+            f"Ollama is not reachable at {self.host}: start it (`ollama serve`) or set OLLAMA_HOST"
+        )
+
+    async def _embed_with_client(self, texts: list[str]) -> list[list[float]]:
         import httpx
         import ollama
 
@@ -78,10 +138,7 @@ class OllamaEmbedder:
             response = await self._get_client().embed(model=self.model, input=texts)
         except ollama.ResponseError as err:
             if err.status_code == 404:
-                raise EmbedUnavailableError(
-                    f"Ollama at {self.host} does not have the model {self.model!r}: run "
-                    f"`ollama pull {self.model}` or set NEXUSMEM_EMBED_MODEL"
-                ) from err
+                raise EmbedUnavailableError(self._not_pulled()) from err
             raise EmbedUnavailableError(
                 f"Ollama at {self.host} refused to embed ({err.status_code}: {err.error})"
             ) from err
@@ -90,10 +147,7 @@ class OllamaEmbedder:
                 f"Ollama at {self.host} did not answer within {self.timeout:g}s"
             ) from err
         except (httpx.HTTPError, ConnectionError, OSError) as err:
-            raise EmbedUnavailableError(
-                f"Ollama is not reachable at {self.host}: start it (`ollama serve`) or set "
-                "OLLAMA_HOST"
-            ) from err
+            raise EmbedUnavailableError(self._unreachable()) from err
         except Exception as err:  # a malformed reply surfaces as a validation error
             raise EmbedUnavailableError(
                 f"Ollama at {self.host} sent a malformed reply: {err}"
