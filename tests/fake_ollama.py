@@ -79,7 +79,13 @@ class FakeOllama:
                 fake.embedded_texts += len(texts)
                 return self._send(200, {"model": fake.model, "embeddings": vectors})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                return None  # a client that gave up on a slow reply: expected here
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
