@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .git import LOG_FORMAT, MARK, Commit, git_stream, parse_header
+from .git import LOG_FORMAT, Commit, log_records, parse_header
 
 __all__ = ["FilePatch", "is_skipped_path", "parse_patches", "walk_patches"]
 
@@ -186,16 +186,9 @@ async def walk_patches(
         *rev_args,
         "--",
     ]
-    pending = b""
-    async for chunk in git_stream(root, *args):
-        pending += chunk
-        pieces = pending.split(MARK)
-        pending = pieces.pop()
-        for piece in pieces:
-            if (parsed := _split_commit(piece)) is not None:
-                yield parsed
-    if (parsed := _split_commit(pending)) is not None:
-        yield parsed
+    async for record in log_records(root, args):
+        if (parsed := _split_commit(record)) is not None:
+            yield parsed
 
 
 def _split_commit(piece: bytes) -> tuple[Commit, list[FilePatch]] | None:

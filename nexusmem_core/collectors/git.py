@@ -13,6 +13,7 @@ import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 from anyio.abc import Process
@@ -28,6 +29,7 @@ __all__ = [
     "git",
     "git_stream",
     "is_ancestor",
+    "log_records",
     "normalize_origin",
     "parse_header",
     "read_repo",
@@ -89,18 +91,24 @@ def _env() -> dict[str, str]:
     return {**os.environ, **_GIT_ENV}
 
 
-async def git(cwd: Path, *args: str, check: bool = True) -> str:
-    """Run git and return its stdout as text (undecodable bytes replaced)."""
+_GIT_MISSING = "git is not installed or not on PATH: install git and try again"
+
+
+async def _run(cwd: Path, args: list[str]) -> Any:
+    """Run git to completion; a git that cannot be started is one clear error."""
     try:
-        result = await anyio.run_process(
+        return await anyio.run_process(
             ["git", "-c", "core.quotepath=off", *args], cwd=cwd, check=False, env=_env()
         )
     except FileNotFoundError as err:
-        raise GitNotFoundError(
-            "git is not installed or not on PATH: install git and try again"
-        ) from err
+        raise GitNotFoundError(_GIT_MISSING) from err
     except NotADirectoryError as err:
         raise NotAGitRepositoryError(f"{cwd} is not a directory: pass -C <repository>") from err
+
+
+async def git(cwd: Path, *args: str, check: bool = True) -> str:
+    """Run git and return its stdout as text (undecodable bytes replaced)."""
+    result = await _run(cwd, list(args))
     if check and result.returncode != 0:
         message = result.stderr.decode("utf-8", "replace").strip().splitlines()
         first = message[0] if message else f"exit code {result.returncode}"
@@ -120,7 +128,7 @@ async def git_stream(cwd: Path, *args: str) -> AsyncIterator[bytes]:
             ["git", "-c", "core.quotepath=off", *args], cwd=cwd, env=_env()
         )
     except FileNotFoundError as err:
-        raise GitNotFoundError("git is not installed or not on PATH: install git") from err
+        raise GitNotFoundError(_GIT_MISSING) from err
     async with process:
         assert process.stdout is not None and process.stderr is not None
         async for chunk in process.stdout:
@@ -144,13 +152,8 @@ async def read_repo(path: Path) -> RepoInfo:
 
 async def is_ancestor(root: Path, older: str, newer: str) -> bool:
     """True when ``older`` is still reachable from ``newer`` (false after a rebase)."""
-    try:
-        result = await anyio.run_process(
-            ["git", "merge-base", "--is-ancestor", older, newer], cwd=root, check=False, env=_env()
-        )
-    except FileNotFoundError as err:
-        raise GitNotFoundError("git is not installed or not on PATH: install git") from err
-    return result.returncode == 0
+    result = await _run(root, ["merge-base", "--is-ancestor", older, newer])
+    return bool(result.returncode == 0)
 
 
 _SCP_LIKE = re.compile(r"^(?:[\w.+-]+@)?([\w.-]+):(?!//)(.*)$")
@@ -200,6 +203,25 @@ def _parse_record(record: bytes) -> Commit | None:
     return commit
 
 
+async def log_records(root: Path, args: list[str]) -> AsyncIterator[bytes]:
+    """Run ``git <args>`` (a log with ``LOG_FORMAT``) and yield each commit's record whole.
+
+    Records are split on MARK as the output streams in. The last record may be incomplete,
+    and the one before it is only final once the next one is seen to start with a sha (the
+    marker could sit inside a message, where ``_split`` glues it back).
+    """
+    pending = b""
+    async for chunk in git_stream(root, *args):
+        pending += chunk
+        records = _split(pending)
+        keep = 1 if len(records[-1]) > 41 and _SHA.match(records[-1]) else 2
+        pending = MARK.join(records[-keep:])
+        for record in records[:-keep]:
+            yield record
+    for record in _split(pending):
+        yield record
+
+
 async def walk_commits(
     root: Path, rev_range: str, since: str | None = None
 ) -> AsyncIterator[Commit]:
@@ -207,19 +229,7 @@ async def walk_commits(
     args = ["log", "-z", "--no-renames", "--name-status", "--format=" + LOG_FORMAT]
     if since:
         args.append(f"--since={since}")
-    args += [rev_range, "--"]
-    pending = b""
-    async for chunk in git_stream(root, *args):
-        pending += chunk
-        records = _split(pending)
-        # The last record may be incomplete, and the one before it is only final once the
-        # next one is seen to start with a sha (the marker could sit inside a message).
-        keep = 1 if len(records[-1]) > 41 and _SHA.match(records[-1]) else 2
-        pending = MARK.join(records[-keep:])
-        for record in records[:-keep]:
-            if (commit := _parse_record(record)) is not None:
-                yield commit
-    for record in _split(pending):
+    async for record in log_records(root, [*args, rev_range, "--"]):
         if (commit := _parse_record(record)) is not None:
             yield commit
 
