@@ -112,10 +112,29 @@ create table embeddings (
 create index embeddings_model on embeddings(model);
 """
 
+# Failure -> fix chains: a failed command and what resolved it (a later passing run of the same
+# command, or the conversation that discussed it). Links belong to the project that found them
+# and go with either end. The index finds every run of one command (by its keyed hash) without
+# reading the JSON of every command: the agent hooks ask that on each tool call.
+_V4_LINKS = """
+create table links (
+    src        text not null references nodes(id) on delete cascade,  -- the failed command
+    dst        text not null references nodes(id) on delete cascade,  -- what resolved it
+    kind       text not null check (kind in ('retry', 'discussion')),
+    project_id text not null,
+    created_at integer not null,
+    primary key (src, dst, kind)
+) without rowid;
+create index links_dst on links(dst);
+create index nodes_command_hash on nodes(project_id, json_extract(meta, '$.cmd_hash'), ts)
+    where kind = 'shell_command';
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
     (3, "embeddings", _V3_EMBEDDINGS),
+    (4, "links", _V4_LINKS),
 ]
 
 

@@ -16,6 +16,7 @@ EXPECTED_TABLES = {
     "doc_files",
     "nodes_fts",
     "embeddings",
+    "links",
 }
 EXPECTED_NODE_COLUMNS = [
     "seq",
