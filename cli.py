@@ -220,6 +220,65 @@ def cmd_hook(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_agent(args: argparse.Namespace) -> int:
+    """install / remove / status of the Claude Code hooks. Synchronous and light: no event loop."""
+    from nexusmem_core.collectors.agent import settings as claude
+    from nexusmem_core.config import Settings
+    from nexusmem_core.errors import NexusMemError
+
+    try:
+        if args.action == "status":
+            _print_agent_status(claude.status(Settings.from_env().home, Path(args.C)), args.json)
+            return 0
+        path = claude.project_file(Path(args.C)) if args.project else claude.user_file()
+        if args.action == "install":
+            result = claude.install(path)
+            if args.json:
+                _print_json(result.__dict__)
+                return 0
+            for warning in result.warnings:
+                print(f"warning: {warning}", file=sys.stderr)
+            if not result.changed:
+                print(f"the NexusMem hooks in {result.path} are up to date")
+                return 0
+            print(
+                f"wrote {', '.join(result.events)} hooks to {result.path}\n"
+                f"  command: {result.command}\nrestart Claude Code to load the hooks"
+            )
+        else:
+            found = claude.remove(path)
+            if args.json:
+                _print_json({"path": str(path), "removed": found})
+            elif found:
+                print(f"removed the NexusMem hooks from {path}; restart Claude Code to unload them")
+            else:
+                print(f"no NexusMem hooks were installed in {path}")
+    except NexusMemError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _print_agent_status(status: Any, as_json: bool) -> None:
+    if as_json:
+        _print_json(status.to_dict())
+        return
+    for file in status.files:
+        missing = f" (missing {', '.join(file.missing)})" if file.state == "partial" else ""
+        where = f": {file.path}" if file.path else " (-C <repository> to check one)"
+        print(f"{file.scope}: {file.state}{missing}{where}")
+    last = (
+        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_event))
+        if status.last_event is not None
+        else "never"
+    )
+    drops = ", ".join(f"{reason} {count}" for reason, count in status.drops.items())
+    print(f"last event: {last}\ndrops: {drops or 'none'}")
+    for file in status.files:
+        for warning in file.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+
+
 async def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
     from nexusmem_mcp.server import serve
 
@@ -291,6 +350,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="which shell (default: from $SHELL)",
     )
     p.set_defaults(func=cmd_hook, sync=True)
+
+    p = sub.add_parser(
+        "agent", parents=[repo, as_json], help="record a coding agent's work (Claude Code hooks)"
+    )
+    p.add_argument("action", choices=("install", "remove", "status"))
+    p.add_argument(
+        "--project",
+        action="store_true",
+        help="install/remove in the repository's .claude/settings.local.json "
+        "(default: ~/.claude/settings.json)",
+    )
+    p.set_defaults(func=cmd_agent, sync=True)
 
     p = sub.add_parser("mcp", help="serve MCP over stdio")
     p.set_defaults(func=cmd_mcp)
