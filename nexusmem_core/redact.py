@@ -52,15 +52,12 @@ text.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import cached_property
 
 __all__ = ["PLACEHOLDER", "RULES", "Rule", "redact", "redact_count"]
 
 PLACEHOLDER = "[REDACTED]"
 
 
-@dataclass(frozen=True)
 class Rule:
     """One kind of secret: a pattern, the group in it that is the secret, and a worked example.
 
@@ -73,21 +70,35 @@ class Rule:
     ``pattern`` is compiled from ``regex`` and ``flags`` on first use, then kept. Python's regex
     compiler costs about 2 microseconds per pattern character, ~10 ms for the whole table, which
     would be most of a shell hook's import; lazily, a process pays only for the rules its
-    commands trigger.
+    commands trigger. (A plain class, not a dataclass: importing ``dataclasses`` alone costs
+    a hook 17 ms.)
     """
 
-    name: str
-    regex: str
-    example: str
-    expected: str
-    triggers: tuple[str, ...]
-    group: int | str = 0
-    flags: int = 0
+    __slots__ = ("_pattern", "example", "expected", "flags", "group", "name", "regex", "triggers")
 
-    @cached_property
+    def __init__(
+        self,
+        name: str,
+        regex: str,
+        example: str,
+        expected: str,
+        triggers: tuple[str, ...],
+        group: int | str = 0,
+        flags: int = 0,
+    ) -> None:
+        self.name, self.regex, self.example, self.expected = name, regex, example, expected
+        self.triggers, self.group, self.flags = triggers, group, flags
+        self._pattern: re.Pattern[str] | None = None
+
+    def __repr__(self) -> str:
+        return f"Rule({self.name!r})"
+
+    @property
     def pattern(self) -> re.Pattern[str]:
         """The compiled :attr:`regex`."""
-        return re.compile(self.regex, self.flags)
+        if self._pattern is None:
+            self._pattern = re.compile(self.regex, self.flags)
+        return self._pattern
 
 
 # --- Shared fragments -----------------------------------------------------------------------

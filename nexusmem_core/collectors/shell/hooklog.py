@@ -12,11 +12,14 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# Imported by the hooks on every command: no pathlib, dataclasses or secrets here (together
+# they were a third of a hook's start-up). Paths may be given as str or Path.
 
 __all__ = [
     "LOG_FILE",
@@ -33,45 +36,49 @@ KEY_FILE = "hook.key"
 MAX_LINE = 256 * 1024  # a longer line is dropped: no shell command worth keeping is that long
 
 
-def _key(home: Path) -> bytes:
-    path = home / KEY_FILE
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _key(home: str | os.PathLike[str]) -> bytes:
+    path = os.path.join(home, KEY_FILE)
     try:
-        return path.read_bytes()
+        return _read(path)
     except FileNotFoundError:
         pass
-    home.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_bytes(32)
+    os.makedirs(home, exist_ok=True)
+    key = os.urandom(32)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:  # another hook won the race: use its key
-        return path.read_bytes()
+        return _read(path)
     with os.fdopen(fd, "wb") as handle:
         handle.write(key)
     return key
 
 
-def command_hash(home: Path, raw: str) -> str:
+def command_hash(home: str | os.PathLike[str], raw: str) -> str:
     """A keyed hash of the raw command text: equal commands match, secrets do not leak."""
     return hmac.new(_key(home), raw.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
 
 
-def append(home: Path, record: dict[str, Any]) -> None:
-    """Append one record as a line, creating the log with mode 0600.
+def append(home: str | os.PathLike[str], record: dict[str, Any], name: str = LOG_FILE) -> None:
+    """Append one record as a line to ``home/name``, creating the log with mode 0600.
 
     O_APPEND makes each write land whole at the end even with many shells writing at once
     (a line is far below PIPE_BUF on the filesystems that matter).
     """
-    home.mkdir(parents=True, exist_ok=True)
+    os.makedirs(home, exist_ok=True)
     line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-    fd = os.open(home / LOG_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = os.open(os.path.join(home, name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         os.write(fd, line.encode("utf-8", "surrogatepass"))
     finally:
         os.close(fd)
 
 
-@dataclass(frozen=True)
-class LogCursor:
+class LogCursor(NamedTuple):
     """Where the last sync stopped: a byte offset, and what the file looked like there.
 
     ``head`` is a hash of the file's first line. If the file is now shorter than the offset, or
@@ -93,8 +100,7 @@ class LogCursor:
         return cls(int(offset), head) if offset.isdigit() else cls()
 
 
-@dataclass
-class ReadResult:
+class ReadResult(NamedTuple):
     records: list[dict[str, Any]]
     cursor: LogCursor
     malformed: int = 0

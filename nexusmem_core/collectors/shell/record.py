@@ -9,12 +9,10 @@ Standard library and ``nexusmem_core.redact`` only; this runs once per command t
 from __future__ import annotations
 
 import os
-import secrets
 import sys
 import time
-from pathlib import Path
 
-from ...paths import default_home
+from ...paths import home_dir
 from .hooklog import append, command_hash
 
 MAX_COMMAND = 64 * 1024
@@ -57,7 +55,7 @@ def build_record(raw: str, options: dict[str, str], home: os.PathLike[str] | str
         start = (end if end is not None else time.time()) - (duration or 0.0)
     return {
         "v": 1,
-        "id": secrets.token_hex(12),
+        "id": os.urandom(12).hex(),
         "shell": options.get("shell", "unknown")[:16],
         "session": options.get("session", "")[:64],
         "cwd": options.get("cwd", ""),
@@ -65,7 +63,7 @@ def build_record(raw: str, options: dict[str, str], home: os.PathLike[str] | str
         "start": round(start, 3),
         "duration": round(max(0.0, duration), 3) if duration is not None else None,
         "cmd": text,
-        "cmd_hash": command_hash(Path(home), raw),
+        "cmd_hash": command_hash(home, raw),
         "redactions": redactions,
     }
 
@@ -74,7 +72,7 @@ def main(argv: list[str]) -> int:
     try:
         raw = sys.stdin.buffer.read(MAX_COMMAND * 4).decode("utf-8", "replace")
         options = _options(argv)
-        home = Path(options["home"]) if options.get("home") else default_home()
+        home = options.get("home") or home_dir()
         record = build_record(raw, options, home)
         if record is not None:
             append(home, record)
