@@ -92,6 +92,7 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
     async with _engine(settings, args) as engine:
         report = await handlers.sync(
             engine,
+            auto=args.auto,
             rebuild=args.rebuild,
             since=args.since,
             embed=not args.no_embed,
@@ -99,6 +100,10 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
             progress=progress,
         )
     progress.done()
+    if report.skipped and not args.json:  # another `sync --auto` is running
+        if not args.quiet:
+            print(report.skipped)
+        return 0
     if args.json:
         _print_json(report.to_dict())
     elif not args.quiet:
@@ -311,6 +316,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--rebuild",
         action="store_true",
         help="drop this project's nodes and ingest from scratch (atomically)",
+    )
+    p.add_argument(
+        "--auto",
+        action="store_true",
+        help="for git's post-commit hook: skip (exit 0) while another --auto sync runs",
     )
     p.add_argument("--since", metavar="DATE", help="only commits after DATE (git's date forms)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")

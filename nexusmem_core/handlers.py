@@ -50,11 +50,26 @@ CANDIDATES = 100
 BODY_CHUNK = 20
 
 
-async def sync(engine: Engine, **options: Any) -> SyncReport:
-    """Bring the memory up to date: see ``nexusmem_core.sync.sync`` for the options."""
+async def sync(engine: Engine, *, auto: bool = False, **options: Any) -> SyncReport:
+    """Bring the memory up to date: see ``nexusmem_core.sync.sync`` for the options.
+
+    ``auto`` (git's post-commit hook) holds ``.nexusmem/sync.lock`` for the whole sync; while
+    another live process holds it, nothing is done and ``report.skipped`` says why.
+    """
     from .sync import sync as run_sync
 
-    return await run_sync(engine, **options)
+    if not auto:
+        return await run_sync(engine, **options)
+    from .lock import SYNC_LOCK, LockBusy, acquire
+
+    try:
+        lock = acquire(engine.workspace / SYNC_LOCK)
+    except LockBusy as busy:
+        report = SyncReport(project=engine.repo.name, root=str(engine.repo.root))
+        report.skipped = f"sync already running (pid {busy.pid}); skipped"
+        return report
+    with lock:
+        return await run_sync(engine, **options)
 
 
 async def init_project(settings: Settings, path: Path) -> tuple[Path, list[str]]:

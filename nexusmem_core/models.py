@@ -142,6 +142,7 @@ class SyncReport:
     rebuilt: bool = False
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    skipped: str = ""  # why nothing was done: another `sync --auto` holds the lock
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
