@@ -151,6 +151,20 @@ async def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def cmd_precheck(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_core import handlers
+
+    report = await handlers.precheck(settings, Path(args.C), files=args.files, working=args.working)
+    if args.json:
+        _print_json(report.to_dict())
+    else:
+        for line in report.lines():
+            print(line)
+    if report.notice:
+        print(report.notice, file=sys.stderr)
+    return 1 if args.strict and report.warnings else 0
+
+
 async def cmd_projects(settings: Settings, args: argparse.Namespace) -> int:
     from nexusmem_core import handlers
 
@@ -347,6 +361,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="a plain summary to paste elsewhere (no paths, no content)",
     )
     p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser(
+        "precheck",
+        parents=[repo, as_json],
+        help="warn about files named by recent unresolved failures, or changing often",
+    )
+    which = p.add_mutually_exclusive_group()
+    which.add_argument(
+        "--working", action="store_true", help="check every changed or untracked file"
+    )
+    which.add_argument("--files", nargs="+", metavar="PATH", help="check these files")
+    p.add_argument("--strict", action="store_true", help="exit 1 when there is any warning")
+    p.set_defaults(func=cmd_precheck)
 
     p = sub.add_parser("projects", parents=[as_json], help="registered repositories")
     p.add_argument("--prune", action="store_true", help="forget entries whose database is gone")

@@ -14,6 +14,7 @@ from .engine import Engine, ensure_workspace, open_engine, read_project
 from .errors import NexusMemError, UsageError
 from .models import SearchResponse, SearchResult, Status, SyncReport
 from .paths import DB_FILE, workspace_dir
+from .precheck import PrecheckReport
 from .registry import load_registry, register_project, remove_projects
 from .retrieval.fuse import PROJECT_RRF_K, rrf
 from .retrieval.pack import Packer, display_title, format_date, pack
@@ -38,6 +39,7 @@ __all__ = [
     "init_project",
     "list_projects",
     "list_recent",
+    "precheck",
     "scan",
     "search",
     "search_all",
@@ -70,6 +72,13 @@ async def sync(engine: Engine, *, auto: bool = False, **options: Any) -> SyncRep
         return report
     with lock:
         return await run_sync(engine, **options)
+
+
+async def precheck(settings: Settings, path: Path, **options: Any) -> PrecheckReport:
+    """Before a commit, what memory knows about its files: see ``nexusmem_core.precheck``."""
+    from .precheck import precheck as run_precheck
+
+    return await run_precheck(settings, path, **options)
 
 
 async def init_project(settings: Settings, path: Path) -> tuple[Path, list[str]]:
