@@ -202,11 +202,17 @@ def _scan(source: str) -> Callable[[Settings, argparse.Namespace], Awaitable[int
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
-    """install / remove / status of the shell hook. Synchronous and light: no event loop."""
+    """install / remove / status of the shell hook, or (``hook git|git-post ...``) of a git
+    hook. Synchronous and light: no event loop."""
     from nexusmem_core.collectors.shell import hooks
     from nexusmem_core.config import Settings
     from nexusmem_core.errors import NexusMemError
 
+    if args.action in ("git", "git-post"):
+        return _git_hook(args)
+    if args.git_action:
+        print(f"error: unexpected {args.git_action!r} after `hook {args.action}`", file=sys.stderr)
+        return 2
     try:
         home = Settings.from_env().home
         shell = args.shell or hooks.default_shell()
@@ -298,6 +304,48 @@ def _print_agent_status(status: Any, as_json: bool) -> None:
             print(f"warning: {warning}", file=sys.stderr)
 
 
+_GIT_HOOK_DONE = {
+    "created": "installed",
+    "added": "added at the top of the existing hook",
+    "updated": "updated",
+    "unchanged": "already installed",
+}
+_GIT_HOOK_DOES = {
+    "pre-commit": "each commit runs `nexusmem precheck` (advisory: it warns, never blocks)",
+    "post-commit": "each commit starts `nexusmem sync --auto` in the background",
+}
+
+
+def _git_hook(args: argparse.Namespace) -> int:
+    """``hook git|git-post install|remove|status``: NexusMem's block in a git hook."""
+    from nexusmem_core import githooks
+    from nexusmem_core.errors import NexusMemError
+
+    kind, repo = githooks.COMMANDS[args.action], Path(args.C)
+    if args.git_action is None:
+        print(f"error: `hook {args.action}` needs install, remove or status", file=sys.stderr)
+        return 2
+    try:
+        if args.git_action == "install":
+            change, path = githooks.install(repo, kind, force=args.force)
+            print(f"{kind} hook {path}: {_GIT_HOOK_DONE[change]}; {_GIT_HOOK_DOES[kind]}")
+        elif args.git_action == "remove":
+            found, path = githooks.remove(repo, kind)
+            print(f"{kind} hook {path}: {'removed' if found else 'NexusMem was not in it'}")
+        else:
+            status = githooks.status(repo, kind)
+            if args.json:
+                _print_json(status.__dict__)
+                return 0
+            print(f"{kind}: {status.state} ({status.path})")
+            for warning in status.warnings:
+                print(f"warning: {warning}", file=sys.stderr)
+    except NexusMemError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
 async def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
     from nexusmem_mcp.server import serve
 
@@ -379,12 +427,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prune", action="store_true", help="forget entries whose database is gone")
     p.set_defaults(func=cmd_projects)
 
-    p = sub.add_parser("hook", parents=[as_json], help="record shell commands as you type them")
-    p.add_argument("action", choices=("install", "remove", "status"))
+    p = sub.add_parser(
+        "hook",
+        parents=[repo, as_json],
+        help="record shell commands as you type them; precheck and sync from git's hooks",
+        description="`hook install|remove|status [--shell SHELL]`: the shell hook. "
+        "`hook git install|remove|status`: git's pre-commit runs `precheck`. "
+        "`hook git-post install|remove|status`: git's post-commit starts `sync --auto`.",
+    )
+    p.add_argument(
+        "action",
+        metavar="ACTION",
+        choices=("install", "remove", "status", "git", "git-post"),
+        help="install, remove or status (the shell hook), or git / git-post",
+    )
+    p.add_argument(
+        "git_action",
+        nargs="?",
+        metavar="GIT_ACTION",
+        choices=("install", "remove", "status"),
+        help="after git / git-post: install, remove or status",
+    )
     p.add_argument(
         "--shell",
         choices=("bash", "zsh", "fish", "pwsh"),
         help="which shell (default: from $SHELL)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="git hooks: add NexusMem's block to a hook another tool wrote (keeping it)",
     )
     p.set_defaults(func=cmd_hook, sync=True)
 
