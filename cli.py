@@ -97,6 +97,7 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
             since=args.since,
             embed=not args.no_embed,
             embed_limit=args.embed_limit,
+            link_failures=args.link_failures,
             progress=progress,
         )
     progress.done()
@@ -112,7 +113,8 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
             f"synced {report.project} in {report.seconds:.2f}s ({walk}"
             f"{', rebuilt' if report.rebuilt else ''}): {report.commits} commit(s), "
             f"{report.diffs} file diff(s), {report.docs_sections} doc section(s), "
-            f"{report.shell} shell command(s) written, {report.removed} removed, "
+            f"{report.shell} shell command(s), {report.agent} agent command(s) written, "
+            f"{report.removed} removed, "
             f"{report.embedded} embedded"
         )
     if report.vectors.startswith("skipped") and not args.quiet:
@@ -388,6 +390,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     p.add_argument("--no-embed", action="store_true", help="skip the embedding pass")
     p.add_argument("--embed-limit", type=int, metavar="N", help="embed at most N nodes")
+    p.add_argument(
+        "--link-failures",
+        action="store_true",
+        help="link each failed command to what fixed it (automatic after agent commands)",
+    )
     p.set_defaults(func=cmd_sync)
 
     p = sub.add_parser("query", parents=[repo, as_json], help="ask the memory something")

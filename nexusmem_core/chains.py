@@ -15,14 +15,27 @@ either end when a node is deleted.
 
 from __future__ import annotations
 
+import json
+import re
+import time
 from dataclasses import dataclass
 
+from .retrieval.query import quote_term
 from .store.db import Database
+from .store.fts import Candidate
+from .store.nodes import NODE_COLUMNS
 
 __all__ = [
+    "DISCUSSION_KINDS",
     "FAILED",
     "PASSED",
+    "ChainCounts",
+    "LinkReport",
     "UnresolvedFailure",
+    "chain_counts",
+    "follow",
+    "link_failures",
+    "significant_words",
     "unresolved_failures",
 ]
 
@@ -36,6 +49,11 @@ FAILED = (
 PASSED = "json_extract(meta, '$.exit') = 0"
 
 WINDOW = 24 * 3600  # a fix is looked for this long after the failure
+DISCUSSION_KINDS = ("conversation", "session_summary")
+# A word in more than this share of the project's conversations says nothing about which one
+# discussed a failure ("npm", "test", "run"); with few conversations, a word must also be in
+# more than two of them to be called common.
+COMMON_SHARE = 0.2
 
 
 @dataclass(frozen=True)
@@ -49,8 +67,6 @@ class UnresolvedFailure:
 
 async def unresolved_failures(db: Database, project_id: str, since: int) -> list[UnresolvedFailure]:
     """Failed commands since ``since`` with no link and no later passing run, newest first."""
-    import json
-
     rows = await db.fetchall(
         f"""
         select n.id, n.title, n.ts, n.meta from nodes n
@@ -70,4 +86,182 @@ async def unresolved_failures(db: Database, project_id: str, since: int) -> list
         facts = json.loads(meta or "{}")
         edited = facts.get("edited") if isinstance(facts.get("edited"), list) else []
         out.append(UnresolvedFailure(node_id, title, ts, facts.get("cwd"), edited))
+    return out
+
+
+@dataclass
+class LinkReport:
+    examined: int = 0
+    retry: int = 0  # links added this time
+    discussion: int = 0
+
+
+# The first later run of the same command in the same directory that exited 0 within the
+# window. Same-second runs are ordered by insertion (seq), which follows the logs' order.
+_RETRY = f"""
+insert into links (src, dst, kind, project_id, created_at)
+select f.id, (
+    select p.id from nodes p
+    where p.project_id = f.project_id and p.kind = 'shell_command'
+      and json_extract(p.meta, '$.cmd_hash') = json_extract(f.meta, '$.cmd_hash')
+      and json_extract(p.meta, '$.cwd') = json_extract(f.meta, '$.cwd')
+      and (p.ts > f.ts or (p.ts = f.ts and p.seq > f.seq)) and p.ts <= f.ts + {WINDOW}
+      and json_extract(p.meta, '$.exit') = 0
+    order by p.ts, p.seq limit 1
+) as fix, 'retry', f.project_id, ?
+from nodes f
+where f.project_id = ? and f.kind = 'shell_command' and {FAILED}
+  and f.ts is not null and json_extract(f.meta, '$.cwd') is not null
+  and json_extract(f.meta, '$.cmd_hash') is not null
+  and fix is not null
+on conflict do nothing
+"""
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*[A-Za-z0-9]|[A-Za-z]{2,}")
+
+
+def significant_words(command: str) -> list[str]:
+    """The words of a command that could name it in prose: no flags, paths' separators,
+    numbers or one-letter words; ``npm run build:prod`` gives npm, run, build, prod."""
+    words = []
+    for token in re.split(r"[\s/=:'\"`|&;()<>]+", command.lower()):
+        if not token or token.startswith("-") or "$" in token:
+            continue
+        words += [w for w in _WORD.findall(token) if len(w) >= 2]
+    return list(dict.fromkeys(words))
+
+
+async def _conversation_count(db: Database, project_id: str) -> int:
+    marks = ",".join("?" * len(DISCUSSION_KINDS))
+    row = await db.fetchone(
+        f"select count(*) from nodes where project_id = ? and kind in ({marks})",
+        (project_id, *DISCUSSION_KINDS),
+    )
+    return int(row[0]) if row else 0
+
+
+async def _discussion_links(db: Database, project_id: str, now: int) -> int:
+    total = await _conversation_count(db, project_id)
+    if not total:
+        return 0
+    kinds = ",".join("?" * len(DISCUSSION_KINDS))
+    failures = await db.fetchall(
+        f"select id, title, ts from nodes where project_id = ? and kind = 'shell_command' "
+        f"and ts is not null and {FAILED}",
+        (project_id,),
+    )
+    frequency: dict[str, int] = {}
+
+    async def common(word: str) -> bool:
+        if word not in frequency:
+            row = await db.fetchone(
+                f"select count(*) from nodes_fts join nodes n on n.seq = nodes_fts.rowid "
+                f"where nodes_fts match ? and n.project_id = ? and n.kind in ({kinds})",
+                (quote_term(word), project_id, *DISCUSSION_KINDS),
+            )
+            frequency[word] = int(row[0]) if row else 0
+        return frequency[word] > max(2, COMMON_SHARE * total)
+
+    added = 0
+    for failure_id, title, ts in failures:
+        words = [w for w in significant_words(title) if not await common(w)]
+        if not words:
+            continue  # nothing in the command singles out one conversation
+        match = " AND ".join(quote_term(w) for w in words)
+        best = await db.fetchone(
+            f"select n.id from nodes_fts join nodes n on n.seq = nodes_fts.rowid "
+            f"where nodes_fts match ? and n.project_id = ? and n.kind in ({kinds}) "
+            f"and n.ts between ? and ? order by bm25(nodes_fts) limit 1",
+            (match, project_id, *DISCUSSION_KINDS, ts, ts + WINDOW),
+        )
+        if best:
+            added += await db.execute(
+                "insert into links (src, dst, kind, project_id, created_at) "
+                "values (?, ?, 'discussion', ?, ?) on conflict do nothing",
+                (failure_id, best[0], project_id, now),
+            )
+    return added
+
+
+async def link_failures(db: Database, project_id: str) -> LinkReport:
+    """Link every failed command to what resolved it (inside the caller's transaction)."""
+    now = int(time.time())
+    row = await db.fetchone(
+        f"select count(*) from nodes where project_id = ? and kind = 'shell_command' and {FAILED}",
+        (project_id,),
+    )
+    report = LinkReport(examined=int(row[0]) if row else 0)
+    if report.examined:
+        report.retry = await db.execute(_RETRY, (now, project_id))
+        report.discussion = await _discussion_links(db, project_id, now)
+    return report
+
+
+@dataclass
+class ChainCounts:
+    failures: int = 0  # failed commands examined
+    retry: int = 0  # of them, linked to a passing retry
+    discussion: int = 0  # linked to a conversation
+    unresolved: int = 0
+
+
+async def chain_counts(db: Database, project_id: str) -> ChainCounts:
+    """What ``status`` shows of the chains."""
+    row = await db.fetchone(
+        f"""
+        select count(*),
+               sum(exists(select 1 from links l where l.src = n.id and l.kind = 'retry')),
+               sum(exists(select 1 from links l where l.src = n.id and l.kind = 'discussion')),
+               sum(not exists(select 1 from links l where l.src = n.id))
+        from nodes n where n.project_id = ? and n.kind = 'shell_command' and {FAILED}
+        """,
+        (project_id,),
+    )
+    if not row:
+        return ChainCounts()
+    return ChainCounts(*(int(v or 0) for v in row))
+
+
+async def follow(db: Database, ranked: list[Candidate]) -> list[Candidate]:
+    """``ranked`` with each linked failure's fixes right after it, at the failure's score.
+
+    The fix need not match the query: asking why something failed should also show what fixed
+    it, without guessing the fix's words. A fix already ranked on its own moves up to follow
+    its failure; one fix of several failures follows the first (best) of them.
+    """
+    failures = [c for c in ranked if c.kind == "shell_command"]
+    if not failures:
+        return ranked
+    marks = ",".join("?" * len(failures))
+    links = await db.fetchall(
+        f"select src, dst, kind from links where src in ({marks}) order by kind desc",
+        [c.id for c in failures],
+    )
+    if not links:
+        return ranked
+    wanted = sorted({dst for _, dst, _ in links})
+    rows = await db.fetchall(
+        f"select {NODE_COLUMNS} from nodes n where n.id in ({','.join('?' * len(wanted))})",
+        wanted,
+    )
+    nodes = {row[0]: row for row in rows}
+    fixes: dict[str, list[tuple[str, str]]] = {}
+    for src, dst, kind in links:
+        if dst in nodes:
+            fixes.setdefault(src, []).append((dst, kind))
+    out: list[Candidate] = []
+    placed: set[str] = set()
+    for c in ranked:
+        if c.id in placed:
+            continue
+        out.append(c)
+        placed.add(c.id)
+        for dst, kind in fixes.get(c.id, []):
+            if dst in placed:
+                continue
+            fix = Candidate.from_row(nodes[dst], c.relevance, ["linked"])
+            fix.score = c.score
+            fix.meta = {**fix.meta, "fix_of": c.id, "link": kind}
+            out.append(fix)
+            placed.add(dst)
     return out

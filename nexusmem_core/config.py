@@ -110,11 +110,20 @@ class ShellSource:
 
 
 @dataclass(frozen=True)
+class AgentSource:
+    enabled: bool = True
+    """Ingest the commands a coding agent ran (the Claude Code hooks' log)."""
+    link_failures: bool = True
+    """After agent commands are ingested, link failures to their fixes (as --link-failures)."""
+
+
+@dataclass(frozen=True)
 class Sources:
     git: GitSource = GitSource()
     diff: DiffSource = DiffSource()
     docs: DocsSource = DocsSource()
     shell: ShellSource = ShellSource()
+    agent: AgentSource = AgentSource()
 
 
 @dataclass(frozen=True)

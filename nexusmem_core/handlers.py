@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .chains import chain_counts, follow
 from .collectors.git import RepoInfo
 from .config import ProjectConfig, Settings
 from .embed import EmbedUnavailableError
@@ -201,6 +202,7 @@ async def search(
     _check_query(query, budget)
     budget = budget or engine.config.retrieval.budget
     candidates, used = await _ranked(engine, query, vector)
+    candidates = await follow(engine.db, candidates)
     names = {engine.project_id: engine.repo.name}
     packer = Packer(budget, engine.config.retrieval.sibling_cap, query_terms(query), names)
     # Bodies (patches up to maxBodyChars) are read a few at a time, only until the budget
@@ -237,11 +239,16 @@ async def search_all(
             async with open_engine(settings, Path(entry.root), read_only=True) as engine:
                 names[engine.project_id] = engine.repo.name
                 ranked, _ = await _ranked(engine, query, vector)
-                await load_bodies(engine.db, ranked[:CANDIDATES])
+                # Chains come from the database of the project that found them.
+                ranked = await follow(engine.db, ranked[:CANDIDATES])
+                await load_bodies(engine.db, ranked)
         except NexusMemError as err:
             skipped.append(f"{entry.root}: {err}")
             continue
-        for rank, c in enumerate(ranked, start=1):
+        rank = 0
+        for c in ranked:
+            if not c.meta.get("fix_of"):
+                rank += 1  # a fix follows its failure at the failure's place
             c.score = 1.0 / (PROJECT_RRF_K + rank)  # each project's list fused by rank
             fused.append(c)
     results = pack(fused, query_terms(query), budget, 2, names, tag_project=True)
@@ -266,7 +273,9 @@ async def status(engine: Engine) -> Status:
     ) or (None, None)
     (version,) = await db.fetchone("select max(version) from schema_migrations") or (0,)
     vector, embedded = await _vector_status(engine)
+    chains = await chain_counts(db, pid)
     return Status(
+        chains=chains.__dict__,
         shell=_shell_capture(engine),
         project=engine.repo.name,
         project_id=pid,
@@ -323,10 +332,20 @@ def status_text(s: Status) -> str:
     lines += [
         f"last sync  {s.last_sync or 'never'}{behind}",
         f"shell      {s.shell}",
+        f"chains     {_chains_text(s.chains)}",
         f"vectors    {s.vector}",
         f"database   {s.database} (schema v{s.schema_version})",
     ]
     return "\n".join(lines)
+
+
+def _chains_text(chains: dict[str, int]) -> str:
+    if not chains.get("failures"):
+        return "no failed commands recorded"
+    return (
+        f"{chains['failures']} failed command(s) examined: {chains['retry']} linked by retry, "
+        f"{chains['discussion']} by discussion, {chains['unresolved']} with no fix recorded"
+    )
 
 
 def share_text(s: Status) -> str:

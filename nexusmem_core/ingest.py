@@ -9,12 +9,13 @@ import hashlib
 import os
 import re
 from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 
+from .collectors.agent.recall import AGENT_LOG
 from .collectors.diffs import FilePatch, is_skipped_path, walk_patches
 from .collectors.docs import list_doc_files, parse_sections
 from .collectors.git import Commit, RepoInfo, commit_signal, walk_commits
@@ -26,6 +27,7 @@ from .models import Node
 
 __all__ = [
     "DocFile",
+    "agent_records",
     "commit_node",
     "commit_nodes",
     "diff_node",
@@ -196,6 +198,7 @@ class ShellNodes:
     mode: str  # "hook", "scraped" or "off"
     cursor: hooklog.LogCursor | None = None  # where the hook log was read up to
     malformed: int = 0
+    records: list[dict[str, Any]] = field(default_factory=list)
 
 
 async def shell_nodes(
@@ -236,3 +239,18 @@ async def shell_nodes(
                 )
             )
     return ShellNodes(nodes, "scraped")
+
+
+async def agent_records(repo: RepoInfo, home: Path, cursor: hooklog.LogCursor) -> ShellNodes:
+    """The agent log's records of commands run inside this repository since ``cursor``
+    (as ``records``; the caller builds the nodes once it has completed them)."""
+    log = home / AGENT_LOG
+    if not log.exists():
+        return ShellNodes([], "off")
+    roots = await repository_roots(repo.root)
+
+    def ours(record: dict[str, Any]) -> bool:
+        return inside(record.get("cwd"), roots) and isinstance(record.get("cmd"), str)
+
+    result = await anyio.to_thread.run_sync(hooklog.read_new, log, cursor, ours)
+    return ShellNodes([], "hook", result.cursor, result.malformed, result.records)

@@ -88,6 +88,8 @@ class SearchResult:
     ref: str
     superseded: bool = False
     arms: list[str] = field(default_factory=list)  # which searches found it: bm25, vector
+    fix_for: str | None = None  # the failure (id) this follows as its fix
+    link: str | None = None  # how it was linked to that failure: retry or discussion
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -136,6 +138,10 @@ class SyncReport:
     shell: int = 0
     shell_mode: str = "off"  # hook, scraped, or off
     shell_skipped: int = 0  # malformed hook-log lines passed over
+    agent: int = 0  # commands the coding agent ran, written
+    failures_examined: int = 0  # failed commands looked at by the failure -> fix linker
+    linked_retry: int = 0  # links added this sync
+    linked_discussion: int = 0
     embedded: int = 0
     vectors: str = "off"  # "ok", "off", or why the embedding pass stopped
     full_walk: bool = False
@@ -165,6 +171,7 @@ class Status:
     schema_version: int
     shell: str = ""  # how shell commands are captured
     embedded: int = 0  # nodes with a vector from the configured model
+    chains: dict[str, int] = field(default_factory=dict)  # failure -> fix links (see chains.py)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import time
 from collections.abc import AsyncIterator, Callable
 
 import anyio
 
-from . import ingest
+from . import chains, ingest
+from .collectors.agent.nodes import agent_node
 from .collectors.git import is_ancestor, read_repo
 from .collectors.shell import hooklog
 from .embed import EmbedTimeoutError, EmbedUnavailableError
@@ -38,12 +40,15 @@ async def sync(
     since: str | None = None,
     embed: bool = True,
     embed_limit: int | None = None,
+    link_failures: bool = False,
     progress: Progress = _noop,
 ) -> SyncReport:
     """Ingest what is new since the last sync, in one transaction: all of it or none of it.
 
     Then, outside that transaction (it waits on a model, and must not hold the write lock),
     embed what has no vector yet, batch by batch: an interrupted pass resumes where it stopped.
+    ``link_failures`` links failed commands to their fixes (done anyway when agent commands
+    came in, unless the config turns it off).
     """
     started = time.perf_counter()
     if since and re.fullmatch(r"\d{4}-\d{2}-\d{2}", since.strip()):
@@ -57,7 +62,7 @@ async def sync(
             await _drop_project(db, pid)
         empty = not await db.fetchone("select 1 from nodes where project_id = ? limit 1", (pid,))
         async with deferred_index(db) if empty else contextlib.nullcontext():
-            await _ingest(engine, report, since, progress)
+            await _ingest(engine, report, since, progress, link_failures)
         await set_cursor(db, pid, "last_sync", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     register_project(engine.settings.home, engine.registry_entry(), synced=True)
     if embed:
@@ -67,7 +72,11 @@ async def sync(
 
 
 async def _ingest(
-    engine: Engine, report: SyncReport, since: str | None, progress: Progress
+    engine: Engine,
+    report: SyncReport,
+    since: str | None,
+    progress: Progress,
+    link_failures: bool = False,
 ) -> None:
     """Every source in turn: commits, then their diffs, then docs (dated by the commits)."""
     repo, db, pid, sources = engine.repo, engine.db, engine.project_id, engine.config.sources
@@ -88,6 +97,12 @@ async def _ingest(
         await _sync_docs(engine, touched, report, progress)
     if sources.shell.enabled:
         await _sync_shell(engine, report, progress)
+    if sources.agent.enabled:
+        await _sync_agent(engine, report, progress)
+    if link_failures or (report.agent and sources.agent.link_failures):
+        links = await chains.link_failures(engine.db, engine.project_id)
+        report.failures_examined = links.examined
+        report.linked_retry, report.linked_discussion = links.retry, links.discussion
 
 
 async def _drop_project(db: Database, pid: str) -> None:
@@ -213,6 +228,37 @@ async def _sync_shell(engine: Engine, report: SyncReport, progress: Progress) ->
     report.shell = await _write_all(db, nodes(), "shell", progress)
     if found.cursor is not None:
         await set_cursor(db, pid, "shell:hook", found.cursor.encode())
+
+
+async def _sync_agent(engine: Engine, report: SyncReport, progress: Progress) -> None:
+    """Commands the coding agent ran. A failure whose exit code Claude Code did not give takes
+    it from a shell-hook record of the same command at the same moment, when there is one."""
+    db, pid = engine.db, engine.project_id
+    cursor = hooklog.LogCursor.decode(await get_cursor(db, pid, "agent:claude"))
+    found = await ingest.agent_records(engine.repo, engine.settings.home, cursor)
+    for record in found.records:
+        when = record.get("ts")
+        if record.get("outcome") == "failed" and record.get("exit") is None and when:
+            row = await db.fetchone(
+                "select json_extract(meta, '$.exit') from nodes where project_id = ? "
+                "and kind = 'shell_command' and source = 'shell:hook' "
+                "and json_extract(meta, '$.cmd_hash') = ? and ts between ? and ? "
+                "and json_extract(meta, '$.exit') not in (0, 130, 131) limit 1",
+                (pid, record.get("cmd_hash"), int(when) - 60, int(when) + 5),
+            )
+            if row and isinstance(row[0], int):
+                record["exit"] = row[0]
+    root = os.path.realpath(engine.repo.root)
+    limit = engine.config.limits.max_body_chars
+
+    async def nodes() -> AsyncIterator[Node]:
+        for record in found.records:
+            yield agent_node(pid, record, limit, root)
+
+    report.agent = await _write_all(db, nodes(), "agent", progress)
+    report.shell_skipped += found.malformed
+    if found.cursor is not None:
+        await set_cursor(db, pid, "agent:claude", found.cursor.encode())
 
 
 async def embed_pending(

@@ -133,19 +133,25 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         rebuild: Annotated[
             bool, Field(description="Drop this project's memory and ingest everything again.")
         ] = False,
+        link_failures: Annotated[
+            bool,
+            Field(
+                description="Link each failed command to the later run or discussion that fixed it."
+            ),
+        ] = False,
     ) -> Annotated[CallToolResult, SyncReport]:
         """Bring the repository's memory up to date with its history and docs (only what is
         new since the last sync). Sets NexusMem up in the repository if it is not yet."""
         engine = await _engine(ctx, _root(project_root, roots), create=True)
         try:
-            report = await handlers.sync(engine, rebuild=rebuild)
+            report = await handlers.sync(engine, rebuild=rebuild, link_failures=link_failures)
         except NexusMemError as err:
             raise ToolError(str(err)) from err
         text = (
             f"synced {report.project} in {report.seconds:.2f}s: {report.commits} commit(s), "
             f"{report.diffs} file diff(s), {report.docs_sections} doc section(s), "
-            f"{report.shell} shell command(s) written, {report.removed} removed, "
-            f"{report.embedded} embedded; vectors: {report.vectors}"
+            f"{report.shell} shell and {report.agent} agent command(s) written, "
+            f"{report.removed} removed, {report.embedded} embedded; vectors: {report.vectors}"
         )
         return _text(text, report.to_dict())
 

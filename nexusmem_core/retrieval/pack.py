@@ -92,6 +92,12 @@ def excerpt(candidate: Candidate, terms: Sequence[str]) -> str:
     return text
 
 
+_LINKED = {
+    "retry": "  -- linked as the fix (the same command passed)",
+    "discussion": "  -- linked as the fix (discussed here)",
+}
+
+
 def render_entry(r: SearchResult, tag_project: bool) -> str:
     """One result as the model reads it: a dated, tagged header and an indented excerpt."""
     tags = [f"[{r.provenance}]"]
@@ -101,7 +107,7 @@ def render_entry(r: SearchResult, tag_project: bool) -> str:
         tags.append("[superseded]")
     if tag_project:
         tags.append(f"[{r.project}]")
-    lines = [f"- {r.date} {' '.join(tags)} {r.title}"]
+    lines = [f"- {r.date} {' '.join(tags)} {r.title}{_LINKED.get(r.link or '', '')}"]
     lines += ["  " + line for line in r.summary.split("\n") if r.summary]
     return "\n".join(lines)
 
@@ -140,6 +146,8 @@ def _result(c: Candidate, summary: str, project: str) -> SearchResult:
         ref=c.ref,
         superseded=c.superseded,
         arms=list(c.arms),
+        fix_for=c.meta.get("fix_of"),
+        link=c.meta.get("link"),
     )
 
 

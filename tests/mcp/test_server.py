@@ -126,3 +126,24 @@ async def test_search_memory_can_be_held_to_bm25(server, repo: Repo):
         )
     assert result.structured_content["vector"] == "off"
     assert all(r["arms"] == ["bm25"] for r in result.structured_content["results"])
+
+
+async def test_a_failure_found_by_search_brings_its_fix(server, repo: Repo, home: Path):
+    from ..test_shell_sync import log_command
+
+    log_command(home, "npm whoami", repo.path, 1, 1_767_400_000.0)
+    log_command(home, "npm whoami", repo.path, 0, 1_767_400_100.0)
+    async with Client(server) as client:
+        synced = await client.call_tool(
+            "sync_project", {"project_root": str(repo.path), "link_failures": True}
+        )
+        assert synced.structured_content["linked_retry"] == 1
+        result = await client.call_tool(
+            "search_memory", {"query": "why did npm whoami fail", "project_root": str(repo.path)}
+        )
+        status = await client.call_tool("get_status", {"project_root": str(repo.path)})
+    first, second = result.structured_content["results"][:2]
+    assert first["title"] == "shell: npm whoami  (exit 1)" and first["link"] is None
+    assert (second["link"], second["fix_for"]) == ("retry", first["id"])
+    assert "(exit 0)  -- linked as the fix" in result.content[0].text
+    assert status.structured_content["chains"]["retry"] == 1

@@ -96,8 +96,8 @@ def hook_command(python: str = sys.executable, hook: Path = HOOK) -> str:
     """The command Claude Code runs: absolute paths, so no virtual environment is needed."""
     python = os.path.abspath(python)  # not resolved: a venv's python is a symlink that matters
     if sys.platform == "win32":
-        return f'"{python}" -P "{hook}"'
-    return f"{shlex.quote(python)} -P {shlex.quote(str(hook))}"
+        return f'"{python}" -S -P "{hook}"'
+    return f"{shlex.quote(python)} -S -P {shlex.quote(str(hook))}"
 
 
 def _ours(hook: Any) -> bool:

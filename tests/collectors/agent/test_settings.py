@@ -94,7 +94,7 @@ def test_install_keeps_every_other_entry(user_home: Path, name: str):
 def test_the_entries_written(user_home: Path):
     path = user_home / ".claude" / "settings.json"  # neither the file nor ~/.claude exist
     result = claude.install(path, "/opt/my env/bin/python", Path(HOOK))
-    command = "'/opt/my env/bin/python' -P " + HOOK
+    command = "'/opt/my env/bin/python' -S -P " + HOOK
     assert result.command == command and shlex.split(command)[0] == "/opt/my env/bin/python"
     hook = {"type": "command", "command": command}
     assert json.loads(path.read_text()) == {
@@ -109,8 +109,8 @@ def test_the_entries_written(user_home: Path):
 
 def test_the_default_command_runs_this_interpreter_and_this_package(user_home: Path):
     words = shlex.split(claude.hook_command())
-    assert words[0] == os.path.abspath(sys.executable) and words[1] == "-P"
-    assert Path(words[2]).is_absolute() and words[2].endswith(claude.MARK)
+    assert words[0] == os.path.abspath(sys.executable) and words[1:3] == ["-S", "-P"]
+    assert Path(words[3]).is_absolute() and words[3].endswith(claude.MARK)
 
 
 def test_entries_from_a_moved_copy_are_replaced_and_removed(user_home: Path):

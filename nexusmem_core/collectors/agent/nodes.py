@@ -1,0 +1,73 @@
+"""Commands a coding agent ran, as nodes beside the ones typed at a prompt.
+
+They are ``shell_command`` nodes like the shell hook's, so they rank, link and warn the same
+way; ``source`` says who ran them. An agent's failure carries no exit code unless Claude
+Code's message gave one: the body says "exit code unknown" rather than invent 1.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...models import Node
+from ...redact import redact
+from ..shell.nodes import _relative, _title, command_signal
+
+__all__ = ["SOURCE", "agent_node"]
+
+SOURCE = "agent:claude"
+
+
+def _outcome(outcome: str | None, exit_code: int | None) -> str:
+    if outcome == "failed":
+        code = f"exit {exit_code}" if exit_code is not None else "exit code unknown"
+        return f"failed with an error ({code})"
+    if outcome == "interrupted":
+        return "interrupted"
+    if outcome == "background":
+        return "started in the background (how it ended is not known)"
+    return "succeeded (exit 0)" if exit_code == 0 else "exit code unknown"
+
+
+def agent_node(
+    project_id: str, record: dict[str, Any], max_chars: int, root: str | None = None
+) -> Node:
+    """One command the agent ran, with what it changed just before and how it ended."""
+    command = redact(str(record["cmd"])[:max_chars])
+    exit_code = record.get("exit") if isinstance(record.get("exit"), int) else None
+    outcome = record.get("outcome") if isinstance(record.get("outcome"), str) else None
+    edited = [p for p in record.get("edited") or [] if isinstance(p, str)]
+    error = record.get("error") if isinstance(record.get("error"), str) else None
+    facts = {
+        "outcome": _outcome(outcome, exit_code),
+        "changed before this ran": ", ".join(edited) or None,
+        "error": redact(error).replace("\n", " / ") if error else None,
+        "cwd": _relative(record.get("cwd"), root),
+        "ran by": "the coding agent (Claude Code)",
+    }
+    lines = [command, ""] + [f"{k}: {v}" for k, v in facts.items() if v not in (None, "")]
+    # For the prior, a failure whose code is unknown weighs as a failure.
+    signal_code = exit_code if exit_code is not None else (1 if outcome == "failed" else None)
+    ts = record.get("ts")
+    return Node(
+        project_id=project_id,
+        kind="shell_command",
+        source=SOURCE,
+        ref=str(record["id"]),
+        title=_title(command),
+        body="\n".join(lines),
+        ts=int(ts) if isinstance(ts, int | float) else None,
+        signal=command_signal(command, signal_code),
+        provenance="observed",
+        files=edited,
+        meta={
+            "exit": exit_code,
+            "outcome": outcome,
+            "cwd": record.get("cwd"),
+            "session": record.get("session"),
+            "cmd_hash": record.get("cmd_hash"),
+            "edited": edited,
+            "captured": "agent",
+            "at": ts if isinstance(ts, int | float) else None,  # to the millisecond: order
+        },
+    )

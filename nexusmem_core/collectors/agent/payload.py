@@ -1,0 +1,176 @@
+"""Claude Code hook payloads, read into one small shape.
+
+Claude Code hands each hook a JSON object on stdin: ``hook_event_name``, ``session_id``,
+``cwd``, and for tool events ``tool_name``, ``tool_input``, ``tool_use_id``, plus
+``tool_response`` after a success or ``error`` / ``is_interrupt`` after a failure. A failure
+carries no exit code field; Bash's error text starts with ``Exit code N`` when the command ran
+and exited non-zero, and that is the only code taken from it. Nothing is ever invented: a
+failure without that line is "failed, code unknown".
+
+Standard library only: this runs on every tool call the agent makes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, NamedTuple
+
+__all__ = [
+    "EDIT_TOOLS",
+    "EVENTS",
+    "MAX_PAYLOAD",
+    "AgentEvent",
+    "Dropped",
+    "normalize_command",
+    "parse",
+]
+
+MAX_PAYLOAD = 1024 * 1024  # a tool input larger than this is not a command worth keeping
+EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart")
+EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path"}
+EDIT_TOOLS_NOTEBOOK = {"NotebookEdit": "notebook_path"}
+MAX_ERROR = 300  # characters of a failure's message kept (after redaction)
+
+_EXIT = re.compile(r"^\s*(?:Error:\s*)?Exit code:?\s*(-?\d{1,5})\b")
+
+
+class AgentEvent:
+    """One hook call. A plain class: ``dataclasses`` alone would cost each call 17 ms."""
+
+    def __init__(self, event: str, session: str, cwd: str) -> None:
+        self.event, self.session, self.cwd = event, session, cwd
+        self.tool: str | None = None
+        self.tool_use_id: str | None = None
+        self.command: str | None = None  # Bash only, as the agent wrote it
+        self.paths: list[str] = []  # edit tools only
+        self.outcome: str | None = None  # ok | failed | interrupted | background
+        self.exit: int | None = None
+        self.error: str | None = None
+        self.source: str | None = None  # SessionStart: startup | resume | clear | compact
+
+    def __repr__(self) -> str:
+        return f"AgentEvent({self.__dict__!r})"
+
+
+class Dropped(NamedTuple):
+    """A payload the hook will not use, and why (counted, never printed)."""
+
+    reason: str
+
+
+def parse(data: bytes) -> AgentEvent | Dropped | None:
+    """The event in ``data``; ``Dropped`` for a payload that is broken; None for one that is
+    fine but not ours (another tool, an event we did not subscribe to)."""
+    if len(data) > MAX_PAYLOAD:
+        return Dropped("oversize")
+    try:
+        payload = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return Dropped("malformed")
+    if not isinstance(payload, dict):
+        return Dropped("malformed")
+    event = payload.get("hook_event_name")
+    session = payload.get("session_id")
+    cwd = payload.get("cwd")
+    if not isinstance(event, str) or not isinstance(cwd, str) or not cwd:
+        return Dropped("malformed")
+    if event not in EVENTS:
+        return None
+    out = AgentEvent(event, session if isinstance(session, str) else "", cwd)
+    if event == "SessionStart":
+        source = payload.get("source")
+        out.source = source if isinstance(source, str) else None
+        return out
+    return _tool_event(out, payload)
+
+
+def _tool_event(out: AgentEvent, payload: dict[str, Any]) -> AgentEvent | Dropped | None:
+    tool = payload.get("tool_name")
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool, str) or not isinstance(tool_input, dict):
+        return Dropped("malformed")
+    out.tool = tool
+    use_id = payload.get("tool_use_id")
+    out.tool_use_id = use_id if isinstance(use_id, str) and use_id else None
+    if tool == "Bash":
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            return Dropped("malformed")
+        if not command.strip():
+            return None
+        out.command = command
+        if out.event == "PostToolUse":
+            _success(out, tool_input, payload.get("tool_response"))
+        elif out.event == "PostToolUseFailure":
+            _failure(out, payload)
+        return out
+    key = EDIT_TOOLS.get(tool) or EDIT_TOOLS_NOTEBOOK.get(tool)
+    if key is None or out.event != "PostToolUse":
+        return None  # a failed edit changed nothing; other tools are not ours
+    path = tool_input.get(key)
+    if not isinstance(path, str) or not path:
+        return Dropped("malformed")
+    out.paths = [path]
+    out.outcome = "ok"
+    return out
+
+
+def _success(out: AgentEvent, tool_input: dict[str, Any], response: Any) -> None:
+    response = response if isinstance(response, dict) else {}
+    if tool_input.get("run_in_background") is True or response.get("backgroundTaskId"):
+        out.outcome = "background"  # still running: how it ends is not known here
+        return
+    if response.get("interrupted") is True:
+        out.outcome = "interrupted"
+        return
+    for key in ("exit_code", "exitCode", "returnCode"):
+        code = response.get(key)
+        if isinstance(code, int) and not isinstance(code, bool):
+            out.exit = code
+            out.outcome = "ok" if code == 0 else "failed"
+            return
+    # PostToolUse fires for a Bash command that succeeded, i.e. exited 0.
+    out.outcome, out.exit = "ok", 0
+
+
+def _failure(out: AgentEvent, payload: dict[str, Any]) -> None:
+    found = payload.get("error", payload.get("error_message"))
+    error = found if isinstance(found, str) else ""
+    out.error = error.strip()[: MAX_ERROR * 4] or None
+    if payload.get("is_interrupt") is True:
+        out.outcome = "interrupted"
+        return
+    out.outcome = "failed"
+    match = _EXIT.match(error)
+    if match:
+        out.exit = int(match.group(1))
+
+
+_CD = re.compile(r"""^\s*cd\s+(?:"([^"]+)"|'([^']+)'|([^\s;&|]+))\s*(?:&&|;)\s*""")
+_ECHO_STATUS = re.compile(
+    r"""\s*(?:;|&&|\|\|)\s*echo\s+(?:"[^"]*\$\?[^"]*"|'[^']*'|[^;&|]*\$\?[^;&|]*)\s*$"""
+)
+_TRAILING_REDIRECT = re.compile(r"\s+2>&1\s*$")
+
+
+def normalize_command(command: str, cwd: str) -> str:
+    """The command as the same intent is always written: a leading ``cd`` into the directory
+    it already runs in, a trailing ``; echo $?`` and a trailing ``2>&1`` are wrappers an
+    agent adds, not part of what it runs."""
+    import os
+
+    text = command.strip()
+    for _ in range(3):  # wrappers can nest: `cd x && make 2>&1; echo $?`
+        before = text
+        match = _CD.match(text)
+        if match:
+            target = next(group for group in match.groups() if group)
+            target = os.path.expanduser(target)
+            if os.path.normpath(os.path.join(cwd, target)) == os.path.normpath(cwd):
+                text = text[match.end() :]
+        text = _ECHO_STATUS.sub("", text)
+        text = _TRAILING_REDIRECT.sub("", text).strip()
+        if text == before:
+            break
+    return text or command.strip()

@@ -1,0 +1,366 @@
+"""What the memory knows about one command, told in one short note, at the moment of action.
+
+Read on every Bash call the agent makes, so: the standard library's ``sqlite3`` opened
+read-only (no extension, no migration, no write lock), one indexed lookup by the command's
+keyed hash, and the tails of the hook logs that no sync has read yet (the failure a minute ago
+in this same session is the one most worth knowing about). No model, no network.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any, NamedTuple
+
+from ..shell import hooklog
+
+__all__ = ["AGENT_LOG", "Memory", "Run", "Story", "digest", "find_root", "note_for", "story"]
+
+AGENT_LOG = "agent-events.jsonl"
+TAIL_BYTES = 2 * 1024 * 1024  # at most this much unsynced log is read per call
+DIGEST_DAYS = 14
+DIGEST_CHARS = 600  # about 150 tokens
+
+_REVERT_CMD = re.compile(
+    r"^git\s+(?:revert\b|reset\s+--hard\b|stash\b(?!\s+(?:list|show))|checkout\s+(?:--\s+|\S+\s+--\s+|HEAD\s+)|"
+    r"restore\b)"
+)
+
+
+class Run(NamedTuple):
+    """One recorded run of a command."""
+
+    id: str
+    ts: float
+    outcome: str  # ok | failed | interrupted | background | unknown
+    exit: int | None
+    title: str
+    edited: list[str]
+    cmd_hash: str | None
+
+
+def find_root(cwd: str) -> str | None:
+    """The repository around ``cwd`` that NexusMem has run in (it has ``.nexusmem/``)."""
+    path = os.path.realpath(cwd)
+    while True:
+        if os.path.isfile(os.path.join(path, ".nexusmem", "memory.db")):
+            return path
+        if os.path.exists(os.path.join(path, ".git")):
+            return None  # the repository's top, never initialised
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
+def _outcome(meta: dict[str, Any]) -> tuple[str, int | None]:
+    code = meta.get("exit")
+    code = code if isinstance(code, int) and not isinstance(code, bool) else None
+    outcome = meta.get("outcome")
+    if isinstance(outcome, str) and outcome:
+        return outcome, code
+    if code is None:
+        return "unknown", None
+    if code == 0:
+        return "ok", 0
+    return ("interrupted" if code in (130, 131) else "failed"), code
+
+
+def _run(node_id: str, ts: Any, title: str, meta: dict[str, Any]) -> Run:
+    outcome, code = _outcome(meta)
+    edited = meta.get("edited")
+    return Run(
+        node_id,
+        float(ts or 0),
+        outcome,
+        code,
+        title,
+        [p for p in edited if isinstance(p, str)] if isinstance(edited, list) else [],
+        meta.get("cmd_hash") if isinstance(meta.get("cmd_hash"), str) else None,
+    )
+
+
+class Memory:
+    """One repository's memory, read-only: its database plus the unsynced log tails."""
+
+    def __init__(self, root: str, home: str) -> None:
+        self.root = root
+        self.home = home
+        self.conn: sqlite3.Connection | None = None
+        self.project_id: str | None = None
+        self.cursors: dict[str, str] = {}
+        db = os.path.join(root, ".nexusmem", "memory.db").replace(os.sep, "/")
+        with contextlib.suppress(sqlite3.Error):
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
+            if not conn.execute(
+                "select 1 from sqlite_master where type = 'table' and name = 'links'"
+            ).fetchone():
+                conn.close()  # older than schema 4: `nexusmem sync` upgrades it
+                return
+            row = conn.execute("select id from projects where root = ?", (root,)).fetchone()
+            if row:
+                self.conn, self.project_id = conn, row[0]
+                self.cursors = dict(
+                    conn.execute(
+                        "select source, value from cursors where project_id = ?", (row[0],)
+                    ).fetchall()
+                )
+            else:
+                conn.close()
+        self._tail: list[tuple[dict[str, Any], str]] | None = None
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+
+    # ------------------------------------------------------------------ the log tails
+
+    def tail(self) -> list[tuple[dict[str, Any], str]]:
+        """Records no sync has read yet, of commands run in this repository: (record, kind)."""
+        if self._tail is None:
+            self._tail = [
+                *self._read(AGENT_LOG, self.cursors.get("agent:claude"), "agent"),
+                *self._read(hooklog.LOG_FILE, self.cursors.get("shell:hook"), "shell"),
+            ]
+        return self._tail
+
+    def _read(self, name: str, cursor: str | None, kind: str) -> Iterator[tuple[dict, str]]:
+        path = os.path.join(self.home, name)
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            return
+        start = hooklog.LogCursor.decode(cursor)
+        if size - start.offset > TAIL_BYTES or start.offset > size:
+            start = hooklog.LogCursor(max(0, size - TAIL_BYTES), "")
+        root = self.root
+        prefix = root.rstrip(os.sep) + os.sep
+        with contextlib.suppress(OSError), open(path, "rb") as handle:
+            handle.seek(start.offset)
+            if start.offset and not start.head:
+                handle.readline()  # started mid-file: skip to the next whole line
+            for line in handle:
+                if not line.endswith(b"\n"):
+                    break
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                cwd = record.get("cwd") if isinstance(record, dict) else None
+                if isinstance(cwd, str) and (cwd == root or cwd.startswith(prefix)):
+                    yield record, kind
+                elif isinstance(cwd, str) and kind == "shell" and os.path.isabs(cwd):
+                    real = os.path.realpath(cwd)
+                    if real == root or real.startswith(prefix):
+                        yield record, kind
+
+    def _tail_runs(self, keep: Any) -> list[Run]:
+        runs = []
+        for record, _kind in self.tail():
+            if not isinstance(record.get("id"), str) or not keep(record):
+                continue
+            meta = {k: record.get(k) for k in ("exit", "outcome", "edited", "cmd_hash")}
+            when = record.get("start") or record.get("ts")
+            runs.append(_run(record["id"], when, str(record.get("cmd", "")), meta))
+        return runs
+
+    # ------------------------------------------------------------------ questions
+
+    def runs(self, cmd_hash: str) -> list[Run]:
+        """Every recorded run of the command with this hash, oldest first."""
+        found: dict[str, Run] = {}
+        if self.conn is not None:
+            rows = self.conn.execute(
+                "select ref, ts, title, meta from nodes where project_id = ? and "
+                "kind = 'shell_command' and json_extract(meta, '$.cmd_hash') = ? "
+                "order by ts, seq",
+                (self.project_id, cmd_hash),
+            ).fetchall()
+            for ref, ts, title, meta in rows:
+                facts = _meta(meta)
+                found[ref] = _run(ref, facts.get("at") or ts, title, facts)
+        for run in self._tail_runs(lambda r: r.get("cmd_hash") == cmd_hash):
+            found.setdefault(run.id, run)
+        return sorted(found.values(), key=lambda r: r.ts)  # stable: ties keep their order
+
+    def failures_since(self, since: float) -> dict[str, list[Run]]:
+        """Commands with a failure since ``since``: every run of each (by hash)."""
+        hashes: set[str] = set()
+        if self.conn is not None:
+            rows = self.conn.execute(
+                "select distinct json_extract(meta, '$.cmd_hash') from nodes "
+                "where project_id = ? and kind = 'shell_command' and ts >= ? and "
+                "(json_extract(meta, '$.outcome') = 'failed' or "
+                "json_extract(meta, '$.exit') not in (0, 130, 131))",
+                (self.project_id, since),
+            ).fetchall()
+            hashes |= {h for (h,) in rows if isinstance(h, str)}
+        for run in self._tail_runs(lambda r: True):
+            if run.outcome == "failed" and run.ts >= since and run.cmd_hash:
+                hashes.add(run.cmd_hash)
+        return {h: self.runs(h) for h in sorted(hashes)}
+
+    def reverts_after(self, ts: float, paths: list[str]) -> str | None:
+        """What undid the files edited before a fix, after it passed: a ``git checkout``-style
+        command naming one of them (or resetting everything), or a revert commit touching them."""
+        names = {os.path.basename(p) for p in paths}
+        candidates: list[tuple[float, str]] = []
+        if self.conn is not None:
+            rows = self.conn.execute(
+                "select ts, title from nodes where project_id = ? and kind = 'shell_command' "
+                "and ts > ? and title like 'git %'",
+                (self.project_id, ts),
+            ).fetchall()
+            candidates += [(float(t or 0), title) for t, title in rows]
+            if paths:
+                marks = ",".join("?" * len(paths))
+                commit = self.conn.execute(
+                    "select n.ts, n.title from nodes n join node_files f on f.node_id = n.id "
+                    f"where n.project_id = ? and n.kind = 'git_commit' and n.ts > ? and "
+                    f"n.title like 'Revert%' and f.path in ({marks}) order by n.ts limit 1",
+                    (self.project_id, ts, *paths),
+                ).fetchone()
+                if commit:
+                    return f"commit “{commit[1]}” ({_when(commit[0])})"
+        for record, _kind in self.tail():
+            when = record.get("start") or record.get("ts")
+            if isinstance(when, int | float) and when > ts and isinstance(record.get("cmd"), str):
+                candidates.append((float(when), record["cmd"]))
+        for when, command in sorted(candidates):
+            if not _REVERT_CMD.match(command):
+                continue
+            words = {os.path.basename(w) for w in command.split()}
+            if not paths or names & words or re.match(r"git\s+(revert|reset|stash)", command):
+                return f"`{_short(command)}` ({_when(when)})"
+        return None
+
+    def discussions(self, ids: Iterable[str]) -> list[str]:
+        """Titles of the conversations linked to these failures."""
+        ids = list(ids)
+        if self.conn is None or not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(
+            f"select distinct d.title from links l join nodes s on s.id = l.src "
+            f"join nodes d on d.id = l.dst where l.kind = 'discussion' and s.ref in ({marks})",
+            ids,
+        ).fetchall()
+        return [title for (title,) in rows]
+
+
+def _meta(raw: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(raw or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _when(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def _short(text: str, limit: int = 80) -> str:
+    line = text.strip().split("\n", 1)[0]
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _files(paths: list[str], limit: int = 3) -> str:
+    unique = list(dict.fromkeys(paths))
+    shown = ", ".join(unique[:limit])
+    return shown + (f" and {len(unique) - limit} more" if len(unique) > limit else "")
+
+
+class Story(NamedTuple):
+    """One command's failures and what became of them."""
+
+    title: str
+    failures: list[Run]
+    fix: Run | None  # the first passing run after the last failure
+    failed_again: bool  # an earlier fix did not hold
+    edited: list[str]  # what was changed just before the failures
+    fix_edited: list[str]  # what was changed just before the fix (since the last failure)
+
+
+def story(runs: list[Run], exclude: str | None = None) -> Story | None:
+    """The story of one command's runs (oldest first), or None if it never failed."""
+    runs = [r for r in runs if r.id != exclude and r.outcome != "background"]
+    failed_at = [i for i, r in enumerate(runs) if r.outcome == "failed"]
+    if not failed_at:
+        return None
+    # Positions, not times: two runs in one second are still in the order they happened.
+    first, last = failed_at[0], failed_at[-1]
+    after = runs[last + 1 :]
+    fix_at = next((i for i, r in enumerate(after) if r.outcome == "ok"), None)
+    fix = after[fix_at] if fix_at is not None else None
+    return Story(
+        title=runs[last].title,
+        failures=[runs[i] for i in failed_at],
+        fix=fix,
+        failed_again=any(r.outcome == "ok" for r in runs[first:last]),
+        edited=[p for i in failed_at for p in runs[i].edited],
+        fix_edited=[p for r in after[: (fix_at or 0) + 1] for p in r.edited] if fix else [],
+    )
+
+
+def note_for(memory: Memory, tale: Story, now: float) -> str:
+    """The one short note an agent gets before (or right after) running a failed command."""
+    count = len(tale.failures)
+    times = "once" if count == 1 else f"{count} times"
+    last = tale.failures[-1]
+    code = f", exit {last.exit}" if last.exit is not None else ""
+    text = (
+        f"NexusMem: `{_short(tale.title)}` failed {times} in this repository before "
+        f"(last {_when(last.ts)}{code}"
+    )
+    if tale.edited:
+        text += f", after editing {_files(tale.edited)}"
+    text += "). "
+    if tale.fix is not None:
+        how = f" after editing {_files(tale.fix_edited)}" if tale.fix_edited else ""
+        text += f"Recorded fix: it passed at {_when(tale.fix.ts)}{how}."
+        reverted = memory.reverts_after(tale.fix.ts, tale.fix_edited)
+        if reverted:
+            text += f" That fix was reverted since: {reverted}."
+    elif tale.failed_again:
+        text += "A fix was recorded earlier, but it failed again since; no fix after that."
+    else:
+        text += "No fix was ever recorded."
+    discussed = memory.discussions(r.id for r in tale.failures)
+    if discussed:
+        text += f" Discussed in: {_short(discussed[0], 100)}."
+    return text
+
+
+def digest(memory: Memory, now: float) -> str | None:
+    """At session start: the commands that failed in the last two weeks, resolved first."""
+    stories = [
+        tale
+        for runs in memory.failures_since(now - DIGEST_DAYS * 86400).values()
+        if (tale := story(runs)) is not None
+    ]
+    if not stories:
+        return None
+    stories.sort(key=lambda t: (t.fix is None, -t.failures[-1].ts))
+    lines = [f"NexusMem: commands that failed here in the last {DIGEST_DAYS} days:"]
+    size = len(lines[0])
+    for tale in stories:
+        count = len(tale.failures)
+        if tale.fix is not None:
+            how = f" after editing {_files(tale.fix_edited, 2)}" if tale.fix_edited else ""
+            state = f"fixed {_when(tale.fix.ts)[5:]}{how}"
+        else:
+            state = "no fix recorded"
+        last = _when(tale.failures[-1].ts)[5:]
+        line = f"- `{_short(tale.title, 60)}` failed {count}x, last {last}; {state}"
+        if size + len(line) + 1 > DIGEST_CHARS:
+            lines.append(f"- and {len(stories) - len(lines) + 1} more (`nexusmem query failed`)")
+            break
+        lines.append(line)
+        size += len(line) + 1
+    return "\n".join(lines)

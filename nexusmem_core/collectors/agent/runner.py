@@ -1,0 +1,183 @@
+"""What the Claude Code hook does with each event.
+
+* ``PostToolUse`` / ``PostToolUseFailure`` of Bash: append the command (redacted), its
+  outcome, and the files edited since the session's last command to the agent log; after a
+  failure, recall what the memory knows about that command.
+* ``PostToolUse`` of an edit tool: remember the path (never the content) for the next command.
+* ``PreToolUse`` of Bash: if this exact command failed here before, one short note.
+* ``SessionStart``: start a background ``sync --auto`` and give a digest of recent failures.
+
+Notes are rationed (one per command and five per session) and silence is the default. The
+hook never blocks a tool, never prints on capture, and always exits 0: a broken NexusMem must
+look exactly like no NexusMem. Standard library plus our own light modules only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from ...paths import home_dir
+from ..shell.hooklog import append, command_hash
+from . import recall
+from .payload import MAX_PAYLOAD, AgentEvent, Dropped, normalize_command, parse
+from .state import MAX_NOTES, count_drop, prune_sessions, session_state
+
+__all__ = ["handle", "main"]
+
+MAX_COMMAND = 64 * 1024
+
+
+def main() -> int:
+    """Read one payload from stdin, act on it, print at most one JSON answer. Exit 0 always."""
+    try:
+        data = sys.stdin.buffer.read(MAX_PAYLOAD + 1)
+        answer = handle(data, home_dir(), time.time())
+        if answer:
+            sys.stdout.write(answer)
+            sys.stdout.flush()
+    except Exception:
+        return 0
+    return 0
+
+
+def handle(data: bytes, home: str, now: float) -> str | None:
+    """The hook's whole behaviour for one payload: its stdout, or None for silence."""
+    event = parse(data)
+    if isinstance(event, Dropped):
+        count_drop(home, event.reason)
+        return None
+    if event is None:
+        return None
+    root = recall.find_root(event.cwd)
+    if root is None:
+        return None  # NexusMem has not run in this repository: nothing to record or recall
+    if event.event == "SessionStart":
+        return _session_start(event, root, home, now)
+    if event.command is None:
+        _remember_edit(event, root, home)
+        return None
+    text = normalize_command(event.command[:MAX_COMMAND], event.cwd)
+    digest = command_hash(home, text)
+    if event.event == "PreToolUse":
+        return _recall(event, root, home, now, text, digest, exclude=None)
+    record = _capture(event, root, home, now, text, digest)
+    if record["outcome"] == "failed":
+        return _recall(event, root, home, now, text, digest, exclude=record["id"])
+    return None
+
+
+def _relative(path: str, root: str, cwd: str) -> str | None:
+    full = os.path.realpath(os.path.join(cwd, path))
+    if full == root or not full.startswith(root.rstrip(os.sep) + os.sep):
+        return None  # outside this repository: not part of its story
+    return os.path.relpath(full, root).replace(os.sep, "/")
+
+
+def _remember_edit(event: AgentEvent, root: str, home: str) -> None:
+    paths = [p for p in (_relative(p, root, event.cwd) for p in event.paths) if p]
+    if not paths:
+        return
+    with session_state(home, event.session) as state:
+        state["edits"] = [p for p in state["edits"] if p not in paths] + paths
+
+
+def _capture(
+    event: AgentEvent, root: str, home: str, now: float, text: str, digest: str
+) -> dict[str, Any]:
+    # Imported here: if the redaction table cannot load, nothing is written at all.
+    from ...redact import redact, redact_count
+
+    with session_state(home, event.session) as state:
+        edited, state["edits"] = state["edits"], []
+    command, redactions = redact_count(text)
+    error = redact(event.error)[:300] if event.error else None
+    record = {
+        "v": 1,
+        "id": event.tool_use_id or os.urandom(12).hex(),
+        "shell": "claude-code",
+        "agent": "claude",
+        "session": event.session[:64],
+        "cwd": event.cwd,
+        "cmd": command,
+        "cmd_hash": digest,
+        "outcome": event.outcome,
+        "exit": event.exit,
+        "error": error,
+        "edited": edited,
+        "ts": round(now, 3),
+        "redactions": redactions,
+    }
+    append(home, record, recall.AGENT_LOG)
+    return record
+
+
+def _answer(event_name: str, context: str) -> str:
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": context}}
+    )
+
+
+def _recall(
+    event: AgentEvent,
+    root: str,
+    home: str,
+    now: float,
+    text: str,
+    digest: str,
+    exclude: str | None,
+) -> str | None:
+    with session_state(home, event.session) as state:
+        if state["notes"] >= MAX_NOTES or digest in state["noted"]:
+            return None
+        memory = recall.Memory(root, home)
+        try:
+            tale = recall.story(memory.runs(digest), exclude=exclude)
+            if tale is None:
+                return None
+            note = recall.note_for(memory, tale, now)
+        finally:
+            memory.close()
+        state["noted"][digest] = round(now)
+        state["notes"] += 1
+    return _answer(event.event, note)
+
+
+def _session_start(event: AgentEvent, root: str, home: str, now: float) -> str | None:
+    prune_sessions(home, now)
+    _background_sync(root)
+    memory = recall.Memory(root, home)
+    try:
+        text = recall.digest(memory, now)
+    finally:
+        memory.close()
+    return _answer("SessionStart", text) if text else None
+
+
+def _background_sync(root: str) -> None:
+    """``nexusmem sync --auto --quiet`` in a process of its own: the session does not wait,
+    and a sync already running (another session, a commit hook) makes this one a no-op."""
+    import subprocess
+
+    top = os.path.realpath(__file__)
+    for _ in range(4):
+        top = os.path.dirname(top)
+    cli = os.path.join(top, "cli.py")
+    if not os.path.isfile(cli):
+        return
+    options: dict[str, Any] = {}
+    if os.name == "nt":
+        options["creationflags"] = 0x00000008 | 0x00000200  # DETACHED, NEW_PROCESS_GROUP
+    else:
+        options["start_new_session"] = True
+    subprocess.Popen(
+        [sys.executable, cli, "-C", root, "sync", "--auto", "--quiet"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        close_fds=True,
+        **options,
+    )

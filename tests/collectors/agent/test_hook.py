@@ -1,0 +1,135 @@
+"""The Claude Code hook as a process: it records what the agent ran, silently, and never fails."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nexusmem_core.collectors.agent.payload import MAX_PAYLOAD
+
+from ...conftest import Repo, run_cli
+from .hookrun import context, log_records, payload, run_hook
+
+
+@pytest.fixture
+def project(repo: Repo) -> Repo:
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    assert run_cli("sync", "-q", "-C", str(repo.path)).returncode == 0
+    return repo
+
+
+def test_each_bash_outcome_is_recorded_silently(project: Repo, home: Path):
+    cwd = project.path
+    for name in ("post_bash_ok", "post_bash_background", "post_bash_interrupted"):
+        assert context(run_hook(payload(name, cwd))) is None
+    assert context(run_hook(payload("failure_bash_no_code", cwd))) is None  # first failure
+    records = {r["id"]: r for r in log_records(home)}
+    assert (records["toolu_01OK"]["outcome"], records["toolu_01OK"]["exit"]) == ("ok", 0)
+    assert records["toolu_01BG"]["outcome"] == "background"
+    assert records["toolu_01INT"]["outcome"] == "interrupted"
+    failed = records["toolu_01TIMEOUT"]
+    assert (failed["outcome"], failed["exit"]) == ("failed", None)
+    assert failed["error"] == "Command timed out after 2m 0.0s"
+    assert failed["session"] == "sess-1" and failed["cwd"] == str(cwd)
+
+
+def test_edits_attach_to_the_next_command_as_paths_only(project: Repo, home: Path):
+    cwd = project.path
+    for name in ("post_edit", "post_write", "failure_edit", "post_read"):
+        assert context(run_hook(payload(name, cwd))) is None
+    run_hook(payload("post_edit", cwd, file_path="/etc/hosts"))  # outside the repository
+    run_hook(payload("failure_bash_exit", cwd))
+    run_hook(payload("post_bash_ok", cwd))
+    first, second = log_records(home)
+    assert first["edited"] == ["src/app.js", "test/app.test.js"]
+    assert first["exit"] == 2
+    assert second["edited"] == []  # each edit is told once, before the command it preceded
+    log = (home / "agent-events.jsonl").read_text()
+    assert "SECRET-CONTENT" not in log and "sk-live" not in log
+
+
+def test_a_secret_in_a_command_never_reaches_the_log(project: Repo, home: Path):
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    run_hook(payload("post_bash_ok", project.path, command=f"GITHUB_TOKEN={secret} gh pr list"))
+    (record,) = log_records(home)
+    assert secret not in json.dumps(record) and record["redactions"] >= 1
+    assert secret not in (home / "agent-events.jsonl").read_text()
+
+
+def test_nothing_is_recorded_where_nexusmem_never_ran(repo: Repo, home: Path):
+    assert context(run_hook(payload("failure_bash_exit", repo.path))) is None
+    assert log_records(home) == []
+
+
+def test_broken_payloads_are_dropped_and_counted_without_a_word(project: Repo, home: Path):
+    for raw in (b"garbage", b"{}", b'{"hook_event_name": 3}', b"x" * (MAX_PAYLOAD + 10)):
+        result = run_hook(raw)
+        assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    drops = json.loads((home / "agent-drops.json").read_text())
+    assert drops == {"malformed": 3, "oversize": 1}
+    assert log_records(home) == []
+
+
+def test_the_hook_fails_open_when_its_home_cannot_be_written(
+    project: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where a directory should be")
+    monkeypatch.setenv("NEXUSMEM_HOME", str(blocked / "home"))
+    result = run_hook(payload("failure_bash_exit", project.path))
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+
+
+def test_a_hook_file_without_its_package_is_silent(tmp_path: Path):
+    """A half-removed install (the file is there, the package beside it is not)."""
+    copy = tmp_path / "pkg" / "nexusmem_core" / "collectors" / "agent" / "hook.py"
+    copy.parent.mkdir(parents=True)
+    copy.write_text(
+        (Path(__file__).parents[3] / "nexusmem_core/collectors/agent/hook.py").read_text()
+    )
+    result = subprocess.run(
+        [sys.executable, "-S", "-P", str(copy)], input=b"{}", capture_output=True
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+
+
+def test_the_hook_path_imports_nothing_heavy():
+    """Start-up is paid on every tool call: no mcp, ollama or pydantic, and not even pathlib
+    or dataclasses (20 and 17 ms here)."""
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "import nexusmem_core.collectors.agent.runner, nexusmem_core.redact;"
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    top = str(Path(__file__).parents[3])
+    out = subprocess.run(
+        [sys.executable, "-S", "-P", "-c", code, top], capture_output=True, text=True, check=True
+    )
+    loaded = set(out.stdout.split())
+    assert "nexusmem_core.collectors.agent.runner" in loaded
+    heavy = {"mcp", "ollama", "pydantic", "anyio", "aiosqlite", "pathlib", "dataclasses"}
+    assert loaded & heavy == set()
+
+
+def test_the_installed_command_works_outside_the_virtual_environment(
+    project: Repo, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    user = tmp_path / "user"
+    monkeypatch.setenv("HOME", str(user))
+    assert run_cli("agent", "install").returncode == 0
+    settings = json.loads((user / ".claude" / "settings.json").read_text())
+    (group,) = settings["hooks"]["PostToolUseFailure"]
+    command = group["hooks"][0]["command"]
+    # What Claude Code does: hand the string to a shell, in its own environment.
+    bare = {"PATH": "/usr/bin:/bin", "HOME": str(user), "NEXUSMEM_HOME": str(home)}
+    data = json.dumps(payload("failure_bash_exit", project.path)).encode()
+    result = subprocess.run(
+        ["sh", "-c", command], input=data, env=bare, cwd="/", capture_output=True, timeout=30
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    (record,) = log_records(home)
+    assert (record["cmd"], record["outcome"], record["exit"]) == ("npm test", "failed", 2)

@@ -1,0 +1,153 @@
+"""Memory reaches the agent at the moment of action: before a command that failed here before,
+and right after one fails. Precision over recall: a note on an unrelated command is a bug."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ...conftest import Repo, run_cli
+from .hookrun import context, payload, run_hook
+
+
+@pytest.fixture
+def project(repo: Repo) -> Repo:
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    assert run_cli("sync", "-q", "-C", str(repo.path)).returncode == 0
+    return repo
+
+
+class Agent:
+    """One Claude Code session driving the hook."""
+
+    def __init__(self, repo: Repo, session: str) -> None:
+        self.cwd, self.session, self.calls = repo.path, session, 0
+
+    def _id(self) -> str:
+        self.calls += 1
+        return f"toolu_{self.session}_{self.calls}"
+
+    def before(self, command: str) -> str | None:
+        data = payload("pre_bash", self.cwd, command=command, session_id=self.session)
+        return context(run_hook({**data, "tool_use_id": self._id()}))
+
+    def ran(self, command: str) -> str | None:
+        data = payload("post_bash_ok", self.cwd, command=command, session_id=self.session)
+        return context(run_hook({**data, "tool_use_id": self._id()}))
+
+    def failed(self, command: str, error: str = "Exit code 1\nboom") -> str | None:
+        data = payload("failure_bash_exit", self.cwd, command=command, session_id=self.session)
+        return context(run_hook({**data, "tool_use_id": self._id(), "error": error}))
+
+    def edited(self, path: str) -> None:
+        data = payload("post_edit", self.cwd, file_path=str(self.cwd / path))
+        assert context(run_hook({**data, "session_id": self.session})) is None
+
+
+def test_a_fix_is_named_before_the_command_runs_again_and_a_revert_is_reported(project: Repo):
+    first = Agent(project, "s1")
+    assert first.before("npm test") is None  # never seen: silence
+    assert first.failed("npm test") is None  # the first failure has no history yet
+    after_second = first.failed(f"cd {project.path} && npm test")
+    assert after_second is not None and "`npm test` failed once" in after_second
+    assert "No fix was ever recorded" in after_second
+    first.edited("src/retry.py")
+    assert first.ran("npm test") is None
+
+    note = Agent(project, "s2").before("npm test; echo $?")
+    assert note is not None
+    assert "failed 2 times" in note and "exit 1" in note
+    assert "Recorded fix: it passed at" in note and "after editing src/retry.py" in note
+    assert "reverted" not in note
+
+    Agent(project, "s3").ran("git checkout -- src/retry.py")
+    note = Agent(project, "s4").before("npm test")
+    assert (
+        note is not None and "That fix was reverted since: `git checkout -- src/retry.py`" in note
+    )
+
+
+def test_the_same_note_comes_from_the_database_once_synced(project: Repo, home: Path):
+    agent = Agent(project, "s1")
+    agent.failed("make build")
+    agent.edited("Makefile")
+    agent.ran("make build")
+    before = Agent(project, "s2").before("make build")
+    assert run_cli("sync", "-q", "-C", str(project.path)).returncode == 0
+    after = Agent(project, "s3").before("make build")
+    assert before == after and after is not None and "after editing Makefile" in after
+
+
+def test_a_fix_that_did_not_hold_is_told_as_such(project: Repo):
+    agent = Agent(project, "s1")
+    agent.failed("pytest -x")
+    agent.ran("pytest -x")
+    agent.failed("pytest -x")
+    note = Agent(project, "s2").before("pytest -x")
+    assert note is not None and "failed again since" in note and "Recorded fix" not in note
+
+
+def test_notes_are_rationed_per_command_and_per_session(project: Repo):
+    history = Agent(project, "past")
+    commands = [f"make target{i}" for i in range(7)]
+    for command in commands:
+        history.failed(command)
+    agent = Agent(project, "now")
+    notes = [agent.before(command) for command in commands]
+    assert sum(note is not None for note in notes) == 5
+    fresh = Agent(project, "fresh")
+    assert fresh.before(commands[0]) is not None
+    assert fresh.before(commands[0]) is None  # one note per command per session
+    assert fresh.failed(commands[0]) is None  # ... also right after it fails again
+
+
+UNRELATED = [
+    "git status",
+    "ls -la",
+    "cat README.md",
+    "npm test -- --watch",  # a different command from `npm test`
+    "npm run test",
+    "pytest -q tests/test_other.py",
+    "cd src && npm test",  # another directory
+    "python -m pytest",
+    "make",
+    "make build-docs",
+    "cargo test",
+    "go test ./...",
+    "docker compose up -d",
+    'curl -H "Authorization: Bearer abc123def456ghi789jkl012mno345pq" https://example.com',
+    "git push origin main",
+    "rg TODO",
+    "echo npm test",
+]
+
+
+def test_unrelated_commands_never_get_a_note(project: Repo):
+    history = Agent(project, "past")
+    history.failed("npm test")
+    history.failed(
+        'curl -H "Authorization: Bearer zzz999yyy888xxx777www666vvv555uu" https://example.com'
+    )
+    history.failed("pytest -q tests/test_retry.py")
+    for i, command in enumerate(UNRELATED):
+        agent = Agent(project, f"fresh{i}")  # fresh sessions: rationing cannot hide a false note
+        assert agent.before(command) is None, command
+
+
+def test_session_start_gives_a_digest_of_recent_failures_resolved_first(project: Repo):
+    agent = Agent(project, "s1")
+    agent.failed("make docs")
+    agent.failed("npm test")
+    agent.edited("src/retry.py")
+    agent.ran("npm test")
+    digest = context(run_hook(payload("session_start", project.path, session_id="s2")))
+    assert digest is not None
+    lines = digest.splitlines()
+    assert "`npm test` failed 1x" in lines[1] and "fixed" in lines[1]
+    assert "`make docs` failed 1x" in lines[2] and "no fix recorded" in lines[2]
+    assert len(digest) <= 600  # about 150 tokens
+
+
+def test_session_start_is_silent_without_failures(project: Repo):
+    assert context(run_hook(payload("session_start", project.path))) is None

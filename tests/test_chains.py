@@ -1,0 +1,153 @@
+"""Failure -> fix chains: a failed command is linked to what resolved it, and a query that finds
+the failure shows the fix right after it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from nexusmem_core.chains import link_failures
+from nexusmem_core.collectors.agent.recall import AGENT_LOG
+from nexusmem_core.collectors.shell import hooklog
+from nexusmem_core.config import Settings
+from nexusmem_core.engine import open_engine
+from nexusmem_core.models import Node
+from nexusmem_core.store.nodes import upsert_nodes
+
+from .conftest import Repo, run_cli
+from .test_shell_sync import log_command
+
+T0 = 1_767_400_000.0
+HOUR = 3600
+
+
+def sync(repo: Repo, *flags: str) -> dict:
+    if not (repo.path / ".nexusmem").exists():
+        assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    result = run_cli("sync", "--json", "--no-embed", "-C", str(repo.path), *flags)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def query(repo: Repo, text: str, *flags: str) -> dict:
+    result = run_cli("query", "--json", "-C", str(repo.path), text, *flags)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def titles(response: dict) -> list[tuple[str, str | None]]:
+    return [(r["title"], r["link"]) for r in response["results"]]
+
+
+def test_a_failure_is_linked_to_the_first_later_passing_run_and_shown_with_it(
+    repo: Repo, home: Path
+):
+    log_command(home, "npm whoami", repo.path, 1, T0)
+    log_command(home, "npm whoami", repo.path, 1, T0 + 60)
+    log_command(home, "npm login", repo.path, 0, T0 + 120)
+    log_command(home, "npm whoami", repo.path, 0, T0 + 180)
+    log_command(home, "npm whoami", repo.path, 0, T0 + 240)
+    report = sync(repo, "--link-failures")
+    assert (report["failures_examined"], report["linked_retry"]) == (2, 2)
+    assert sync(repo, "--link-failures")["linked_retry"] == 0  # idempotent
+
+    found = titles(query(repo, "why did npm whoami fail"))
+    failed = "shell: npm whoami  (exit 1)"
+    fix = ("shell: npm whoami  (exit 0)", "retry")
+    assert found[0] == (failed, None) and found[1] == fix
+    text = run_cli("query", "-C", str(repo.path), "why did npm whoami fail").stdout
+    assert "(exit 0)  -- linked as the fix (the same command passed)" in text
+
+    status = json.loads(run_cli("status", "--json", "-C", str(repo.path)).stdout)
+    assert status["chains"] == {"failures": 2, "retry": 2, "discussion": 0, "unresolved": 0}
+
+
+def test_no_link_to_another_directory_a_later_day_or_an_earlier_pass(repo: Repo, home: Path):
+    (repo.path / "web").mkdir()
+    log_command(home, "make check", repo.path, 0, T0 - 60)  # before: not a fix
+    log_command(home, "make check", repo.path, 2, T0)
+    log_command(home, "make check", repo.path / "web", 0, T0 + 60)  # elsewhere
+    log_command(home, "make check", repo.path, 0, T0 + 25 * HOUR)  # too late
+    assert sync(repo, "--link-failures")["linked_retry"] == 0
+    status = json.loads(run_cli("status", "--json", "-C", str(repo.path)).stdout)
+    assert status["chains"]["unresolved"] == 1
+
+
+def test_commands_that_differ_only_in_a_secret_are_not_the_same_command(repo: Repo, home: Path):
+    first = "curl -H 'Authorization: Bearer aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1' https://x.test"
+    second = "curl -H 'Authorization: Bearer bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb2' https://x.test"
+    log_command(home, first, repo.path, 22, T0)
+    log_command(home, second, repo.path, 0, T0 + 60)
+    assert sync(repo, "--link-failures")["linked_retry"] == 0
+
+
+def test_an_agent_failure_takes_its_exit_code_from_the_shell_hook_or_stays_unknown(
+    repo: Repo, home: Path
+):
+    log_command(home, "cargo build", repo.path, 101, T0)
+    for ident, command in (("a1", "cargo build"), ("a2", "cargo test")):
+        record = {
+            "v": 1,
+            "id": ident,
+            "shell": "claude-code",
+            "session": "s",
+            "cwd": str(repo.path),
+            "cmd": command,
+            "cmd_hash": hooklog.command_hash(home, command),
+            "outcome": "failed",
+            "exit": None,
+            "edited": [],
+            "ts": T0 + 1,
+        }
+        hooklog.append(home, record, AGENT_LOG)
+    assert sync(repo)["agent"] == 2
+    found = {r["title"] for r in query(repo, "cargo")["results"]}
+    assert "shell: cargo build  (exit 101)" in found
+    assert "shell: cargo test  (exit unknown)" in found  # never an invented 1
+
+
+async def test_a_discussion_that_names_every_significant_word_is_linked(
+    settings: Settings, repo: Repo, home: Path
+):
+    log_command(home, "terraform plan -out deploy.plan", repo.path, 1, T0)
+    sync(repo)
+
+    def conversation(ref: str, text: str, ts: float) -> Node:
+        return Node(
+            pid, "conversation", "transcript", ref, text[:60], text, int(ts), 0.5, "recorded"
+        )
+
+    async with open_engine(settings, repo.path) as engine:
+        pid = engine.project_id
+        filler = [conversation(f"f{i}", f"terraform question {i}", T0 - 10) for i in range(9)]
+        nodes = [
+            *filler,
+            # names terraform only: too common in this project's conversations to count
+            conversation("vague", "terraform is slow today", T0 + 60),
+            conversation("right", "The plan failed: deploy.plan needs -out before apply", T0 + 90),
+            conversation("late", "terraform plan deploy.plan out", T0 + 30 * HOUR),
+        ]
+        async with engine.db.transaction():
+            await upsert_nodes(engine.db, nodes)
+            report = await link_failures(engine.db, pid)
+            again = await link_failures(engine.db, pid)
+        rows = await engine.db.fetchall("select dst, kind from links")
+        (right,) = [n.id for n in nodes if n.ref == "right"]
+    assert (report.discussion, again.discussion) == (1, 0)
+    assert rows == [(right, "discussion")]
+
+
+def test_all_projects_queries_follow_each_projects_own_chains(make_repo, home: Path):
+    one, two = make_repo("one"), make_repo("two")
+    for repo in (one, two):
+        repo.commit("init", {"a.txt": "a"})
+        log_command(home, "docker compose up", repo.path, 1, T0)
+        log_command(home, "docker compose up", repo.path, 0, T0 + 30)
+        sync(repo, "--link-failures")
+    result = run_cli("query", "--json", "--all-projects", "docker compose up failed")
+    found = json.loads(result.stdout)["results"]
+    pairs = [(r["project"], r["link"]) for r in found]
+    assert pairs[:4] in (
+        [("one", None), ("one", "retry"), ("two", None), ("two", "retry")],
+        [("two", None), ("two", "retry"), ("one", None), ("one", "retry")],
+    )
