@@ -194,3 +194,21 @@ def test_files_the_agent_edited_before_a_failure_are_warned():
         "web/b.ts: was edited just before `npm test`, which failed 3 days ago and has not "
         "passed since",
     ]
+
+
+def test_a_file_the_agent_edited_before_a_failing_command_is_warned(app: Repo, home: Path):
+    from .collectors.agent.hookrun import payload, run_hook
+
+    sync(app)
+    edit = payload("post_edit", app.path, file_path=str(app.path / "src" / "retry.py"))
+    failure = payload("failure_bash_exit", app.path, command="make release")
+    for data in (edit, failure):
+        assert run_hook(data).returncode == 0
+    sync(app)
+    stage(app, "src/retry.py", "src/upload.py")
+    out = run_cli("precheck", "-C", str(app.path))
+    assert out.stdout.splitlines()[0] == (
+        "src/retry.py: was edited just before `make release`, which failed 1 min ago and has "
+        "not passed since"
+    )
+    assert "src/upload.py" not in out.stdout

@@ -174,7 +174,7 @@ def _background_sync(root: str) -> None:
     else:
         options["start_new_session"] = True
     subprocess.Popen(
-        [sys.executable, cli, "-C", root, "sync", "--auto", "--quiet"],
+        [sys.executable, cli, "sync", "-C", root, "--auto", "--quiet"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

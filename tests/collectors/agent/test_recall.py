@@ -151,3 +151,22 @@ def test_session_start_gives_a_digest_of_recent_failures_resolved_first(project:
 
 def test_session_start_is_silent_without_failures(project: Repo):
     assert context(run_hook(payload("session_start", project.path))) is None
+
+
+def test_session_start_syncs_in_the_background(project: Repo):
+    import sqlite3
+    import time
+
+    Agent(project, "s1").failed("make docs")
+    result = run_hook(payload("session_start", project.path, session_id="s2"))
+    assert result.returncode == 0
+    db = project.path / ".nexusmem" / "memory.db"
+    deadline = time.monotonic() + 60
+    found = 0
+    while time.monotonic() < deadline and not found:
+        with sqlite3.connect(db) as conn:
+            (found,) = conn.execute(
+                "select count(*) from nodes where source = 'agent:claude'"
+            ).fetchone()
+        time.sleep(0.1)  # polling a detached process: there is no event to wait on
+    assert found == 1
