@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import GitError, GitNotFoundError, NotAGitRepositoryError, UsageError
+from .files import read_text, replace_file
 
 __all__ = ["CLI", "COMMANDS", "GitHookStatus", "hooks_dir", "install", "remove", "render", "status"]
 
@@ -111,21 +112,10 @@ def hooks_dir(repo: Path) -> Path:
     return Path(os.path.abspath(repo / _git(repo, "rev-parse", "--git-path", "hooks")))
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_bytes().decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        return None
-
-
 def _write(path: Path, text: str) -> None:
     """Replace the file in one step, executable wherever it is readable."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
-    tmp = path.with_name(f".{path.name}.nexusmem-tmp")
-    tmp.write_bytes(text.encode("utf-8", "surrogateescape"))
-    os.chmod(tmp, mode | (mode & 0o444) >> 2)
-    os.replace(tmp, path)
+    replace_file(path, text, mode | (mode & 0o444) >> 2)
 
 
 def _strict(block: str) -> bool:
@@ -143,7 +133,7 @@ def install(
     unchanged) and the file. Another tool's hook needs ``force``."""
     _check_kind(kind)
     path = hooks_dir(repo) / kind
-    text = _read(path)
+    text = read_text(path)
     if text is None:
         _write(path, "#!/bin/sh\n" + render(kind, python, cli))
         return "created", path
@@ -178,7 +168,7 @@ def remove(repo: Path, kind: str) -> tuple[bool, Path]:
     """Take the block out of the hook file; return whether it was there, and the file."""
     _check_kind(kind)
     path = hooks_dir(repo) / kind
-    text = _read(path)
+    text = read_text(path)
     match = _pattern(kind).search(text) if text is not None else None
     if text is None or match is None:
         return False, path
@@ -203,7 +193,7 @@ def status(repo: Path, kind: str, python: str = sys.executable, cli: Path = CLI)
     """installed / not installed / outdated / foreign hook present, and the hook's path."""
     _check_kind(kind)
     path = hooks_dir(repo) / kind
-    text = _read(path)
+    text = read_text(path)
     match = _pattern(kind).search(text) if text is not None else None
     command = f"nexusmem hook {_command(kind)} install"
     warnings = []

@@ -11,12 +11,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .files import replace_file
 from .logging import get_logger
 
 __all__ = ["ProjectEntry", "load_registry", "register_project", "remove_projects"]
@@ -81,11 +81,7 @@ def _write(home: Path, entries: list[ProjectEntry]) -> None:
         except (OSError, ValueError):
             os.replace(path, path.with_suffix(".json.corrupt"))
     payload = {"version": 1, "projects": [asdict(e) for e in entries]}
-    fd, tmp = tempfile.mkstemp(dir=home, prefix=".projects.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(payload, handle, indent=2)
-        handle.write("\n")
-    os.replace(tmp, path)
+    replace_file(path, json.dumps(payload, indent=2) + "\n")
 
 
 def register_project(home: Path, entry: ProjectEntry, synced: bool = False) -> None:

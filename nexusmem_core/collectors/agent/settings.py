@@ -18,13 +18,13 @@ import os
 import shlex
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError, GitNotFoundError, NexusMemError, NotAGitRepositoryError
+from ...files import replace_file
 
 __all__ = [
     "DROPS_FILE",
@@ -178,18 +178,7 @@ def _strip(hooks: dict[str, Any]) -> bool:
 def _write(path: Path, data: dict[str, Any]) -> None:
     """Replace the file atomically in Claude Code's own format, keeping its mode."""
     # ensure_ascii off: Claude Code (JSON.stringify) writes non-ASCII text as it is.
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".nexusmem-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_file(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 @dataclass

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ConfigError, UsageError
+from ...files import read_text, replace_file
 from .hooklog import LOG_FILE
 from .scripts import SCRIPTS, VERSION, render
 
@@ -84,22 +85,6 @@ class HookStatus:
     warnings: list[str]
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_bytes().decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        return None
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.nexusmem-tmp")
-    tmp.write_bytes(text.encode("utf-8", "surrogateescape"))
-    if path.exists():
-        os.chmod(tmp, path.stat().st_mode & 0o7777)
-    os.replace(tmp, path)
-
-
 def install(
     shell: str, home: Path, python: str = sys.executable, environ: dict[str, str] | None = None
 ) -> list[str]:
@@ -112,10 +97,10 @@ def install(
     rc = rc_file(shell, environ)
     warnings: list[str] = []
     if shell == "fish":
-        _write(rc, render(shell, python, str(home)))
+        replace_file(rc, render(shell, python, str(home)))
         script.unlink()
         return warnings
-    text = _read(rc)
+    text = read_text(rc)
     if text is not None and BEGIN in text:
         return warnings  # already there; the script it sources was refreshed above
     if shell == "bash" and text and re.search(r"trap\s.*DEBUG|bash-preexec", text):
@@ -129,7 +114,7 @@ def install(
         new = text + _block(shell, script, "")
     else:  # remove takes the newline out again too
         new = text + "\n" + _block(shell, script, " newline")
-    _write(rc, new)
+    replace_file(rc, new)
     return warnings
 
 
@@ -142,7 +127,7 @@ def remove(shell: str, home: Path, environ: dict[str, str] | None = None) -> boo
         found = rc.exists()
         rc.unlink(missing_ok=True)
     else:
-        text = _read(rc)
+        text = read_text(rc)
         if text is not None and BEGIN in text:
             match = _BLOCK.search(text)
             if match is None:
@@ -158,7 +143,7 @@ def remove(shell: str, home: Path, environ: dict[str, str] | None = None) -> boo
             if "created" in flags and not rest:
                 rc.unlink()
             else:
-                _write(rc, rest)
+                replace_file(rc, rest)
     script = _script_path(home, shell)
     found = found or script.exists()
     script.unlink(missing_ok=True)
@@ -179,8 +164,8 @@ def status(
     _check_shell(shell)
     rc = rc_file(shell, environ)
     script = rc if shell == "fish" else _script_path(home, shell)
-    current = _read(script)
-    text = _read(rc)
+    current = read_text(script)
+    text = read_text(rc)
     wired = shell == "fish" or (text is not None and BEGIN in text)
     warnings = []
     if current is None or not wired:
