@@ -151,3 +151,15 @@ def test_all_projects_queries_follow_each_projects_own_chains(make_repo, home: P
         [("one", None), ("one", "retry"), ("two", None), ("two", "retry")],
         [("two", None), ("two", "retry"), ("one", None), ("one", "retry")],
     )
+
+
+def test_a_fix_that_arrives_in_a_later_sync_is_still_linked(repo: Repo, home: Path):
+    log_command(home, "make lint", repo.path, 2, T0)
+    log_command(home, "make docs", repo.path, 2, T0 - 3 * 24 * HOUR)
+    first = sync(repo, "--link-failures")
+    assert (first["failures_examined"], first["linked_retry"]) == (2, 0)
+    assert sync(repo, "--link-failures")["failures_examined"] == 0  # nothing new: no work
+    log_command(home, "make lint", repo.path, 0, T0 + 600)
+    later = sync(repo, "--link-failures")
+    # Only failures within a day before the new command are looked at again.
+    assert (later["failures_examined"], later["linked_retry"]) == (1, 1)
