@@ -340,7 +340,7 @@ def bench_latency(base: Path, repo: Path, env: dict[str, str], failed: str, runs
         f"{without_s:.1f}).\n"
     )
     print(
-        "SessionStart spawns `cli.py -C ROOT sync --auto --quiet`, detached. This process was "
+        "SessionStart spawns `cli.py sync -C ROOT --auto --quiet`, detached. This process was "
         f"{'the' if adopted else 'NOT the (so they were not waited for)'} subreaper of those "
         "syncs and held `.nexusmem/sync.lock` throughout, so a working `--auto` sync would skip "
         "and leave the agent tail unsynced. After each SessionStart it waited for the sync to "
@@ -517,7 +517,7 @@ def bench_chains(base: Path, args: argparse.Namespace, env: dict[str, str]) -> N
         "Discussion links need conversation or session-summary nodes, which no collector writes "
         "yet (a later issue), so none can be made or measured here. Syncs are whole processes: "
         "*first* is `--rebuild` (git, docs and the log from scratch), *second* finds nothing "
-        "new, yet `--link-failures` examines every failure again.\n"
+        "new (`--link-failures` keeps a cursor and examines only failures near new commands).\n"
     )
 
 
