@@ -44,18 +44,51 @@ class Run(NamedTuple):
     cmd_hash: str | None
 
 
-def find_root(cwd: str) -> str | None:
-    """The repository around ``cwd`` that NexusMem has run in (it has ``.nexusmem/``)."""
+def find_root(cwd: str) -> tuple[str, str] | None:
+    """Where the memory of the repository around ``cwd`` lives, and the top of the checkout
+    ``cwd`` is in: the same directory, except in a linked worktree, whose memory is the main
+    checkout's. None where NexusMem has not run (no ``.nexusmem/memory.db``)."""
     path = os.path.realpath(cwd)
     while True:
         if os.path.isfile(os.path.join(path, ".nexusmem", "memory.db")):
-            return path
-        if os.path.exists(os.path.join(path, ".git")):
+            return path, path
+        git = os.path.join(path, ".git")
+        if os.path.isfile(git):  # a linked worktree: ".git" names its git dir
+            main = _main_checkout(git)
+            if main and os.path.isfile(os.path.join(main, ".nexusmem", "memory.db")):
+                return main, path
+            return None
+        if os.path.exists(git):
             return None  # the repository's top, never initialised
         parent = os.path.dirname(path)
         if parent == path:
             return None
         path = parent
+
+
+def _main_checkout(dot_git: str) -> str | None:
+    """The main checkout of a linked worktree, from its ``.git`` file and ``commondir``."""
+    try:
+        with open(dot_git, encoding="utf-8") as handle:
+            line = handle.readline().strip()
+        if not line.startswith("gitdir:"):
+            return None
+        gitdir = os.path.join(os.path.dirname(dot_git), line[len("gitdir:") :].strip())
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
+            common = os.path.realpath(os.path.join(gitdir, handle.readline().strip()))
+    except OSError:
+        return None
+    return os.path.dirname(common) if os.path.basename(common) == ".git" else None
+
+
+def _worktrees(root: str) -> list[str]:
+    """The linked worktrees of the repository at ``root`` (from ``.git/worktrees/*/gitdir``)."""
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(os.path.join(root, ".git", "worktrees")):
+            with contextlib.suppress(OSError), open(os.path.join(entry.path, "gitdir")) as handle:
+                found.append(os.path.dirname(os.path.realpath(handle.readline().strip())))
+    return found
 
 
 def _outcome(outcome: Any, code: Any) -> tuple[str, int | None]:
@@ -113,9 +146,13 @@ def _record_run(record: dict[str, Any]) -> Run:
 class Memory:
     """One repository's memory, read-only: its database plus the unsynced log tails."""
 
-    def __init__(self, root: str, home: str) -> None:
+    def __init__(self, root: str, home: str, top: str | None = None) -> None:
         self.root = root
         self.home = home
+        # Commands count as this repository's when run under its root or one of its linked
+        # worktrees (as sync counts them).
+        tops = {root, top or root, *_worktrees(root)}
+        self.prefixes = tuple(p.rstrip(os.sep) + os.sep for p in sorted(tops))
         self.conn: sqlite3.Connection | None = None
         self.project_id: str | None = None
         self.cursors: dict[str, str] = {}
@@ -164,8 +201,8 @@ class Memory:
         start = hooklog.LogCursor.decode(cursor)
         if size - start.offset > TAIL_BYTES or start.offset > size:
             start = hooklog.LogCursor(max(0, size - TAIL_BYTES), "")
-        root = self.root
-        prefix = root.rstrip(os.sep) + os.sep
+        prefixes = self.prefixes
+        resolved: dict[str, str] = {}
         with contextlib.suppress(OSError), open(path, "rb") as handle:
             handle.seek(start.offset)
             if start.offset and not start.head:
@@ -178,11 +215,13 @@ class Memory:
                 except ValueError:
                     continue
                 cwd = record.get("cwd") if isinstance(record, dict) else None
-                if isinstance(cwd, str) and (cwd == root or cwd.startswith(prefix)):
+                if not isinstance(cwd, str) or not os.path.isabs(cwd):
+                    continue
+                if (cwd + os.sep).startswith(prefixes):
                     yield record, kind
-                elif isinstance(cwd, str) and kind == "shell" and os.path.isabs(cwd):
-                    real = os.path.realpath(cwd)
-                    if real == root or real.startswith(prefix):
+                elif kind == "shell":  # a shell reports $PWD, which may go through a link
+                    real = resolved.get(cwd) or resolved.setdefault(cwd, os.path.realpath(cwd))
+                    if (real + os.sep).startswith(prefixes):
                         yield record, kind
 
     def tail_runs(self) -> dict[str, list[Run]]:

@@ -52,21 +52,22 @@ def handle(data: bytes, home: str, now: float) -> str | None:
         return None
     if event is None:
         return None
-    root = recall.find_root(event.cwd)
-    if root is None:
+    found = recall.find_root(event.cwd)
+    if found is None:
         return None  # NexusMem has not run in this repository: nothing to record or recall
+    root, top = found
     if event.event == "SessionStart":
-        return _session_start(event, root, home, now)
+        return _session_start(event, root, top, home, now)
     if event.command is None:
-        _remember_edit(event, root, home)
+        _remember_edit(event, top, home)  # paths as the repository names them
         return None
     text = normalize_command(event.command[:MAX_COMMAND], event.cwd)
     digest = command_hash(home, text)
     if event.event == "PreToolUse":
-        return _recall(event, root, home, now, text, digest, exclude=None)
-    record = _capture(event, root, home, now, text, digest)
+        return _recall(event, (root, top), home, now, text, digest, exclude=None)
+    record = _capture(event, home, now, text, digest)
     if record["outcome"] == "failed":
-        return _recall(event, root, home, now, text, digest, exclude=record["id"])
+        return _recall(event, (root, top), home, now, text, digest, exclude=record["id"])
     return None
 
 
@@ -85,9 +86,7 @@ def _remember_edit(event: AgentEvent, root: str, home: str) -> None:
         state["edits"] = [p for p in state["edits"] if p not in paths] + paths
 
 
-def _capture(
-    event: AgentEvent, root: str, home: str, now: float, text: str, digest: str
-) -> dict[str, Any]:
+def _capture(event: AgentEvent, home: str, now: float, text: str, digest: str) -> dict[str, Any]:
     # Imported here: if the redaction table cannot load, nothing is written at all.
     from ...redact import redact, redact_count
 
@@ -123,7 +122,7 @@ def _answer(event_name: str, context: str) -> str:
 
 def _recall(
     event: AgentEvent,
-    root: str,
+    where: tuple[str, str],
     home: str,
     now: float,
     text: str,
@@ -133,7 +132,7 @@ def _recall(
     with session_state(home, event.session) as state:
         if state["notes"] >= MAX_NOTES or digest in state["noted"]:
             return None
-        memory = recall.Memory(root, home)
+        memory = recall.Memory(where[0], home, where[1])
         try:
             tale = recall.story(memory.runs(digest), exclude=exclude)
             if tale is None:
@@ -146,10 +145,10 @@ def _recall(
     return _answer(event.event, note)
 
 
-def _session_start(event: AgentEvent, root: str, home: str, now: float) -> str | None:
+def _session_start(event: AgentEvent, root: str, top: str, home: str, now: float) -> str | None:
     prune_sessions(home, now)
     _background_sync(root)
-    memory = recall.Memory(root, home)
+    memory = recall.Memory(root, home, top)
     try:
         text = recall.digest(memory, now)
     finally:

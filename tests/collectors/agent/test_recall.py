@@ -170,3 +170,19 @@ def test_session_start_syncs_in_the_background(project: Repo):
             ).fetchone()
         time.sleep(0.1)  # polling a detached process: there is no event to wait on
     assert found == 1
+
+
+def test_a_linked_worktree_shares_the_main_checkouts_memory(project: Repo, tmp_path: Path):
+    worktree = tmp_path / "feature-wt"
+    project.git("worktree", "add", "-q", str(worktree), "-b", "feature")
+    agent = Agent(project, "s1")
+    agent.cwd = worktree
+    agent.failed("make build")
+    agent.edited("src/retry.py")
+    agent.ran("make build")
+    note = Agent(project, "s2").before("make build")  # asked from the main checkout
+    assert note is not None and "after editing src/retry.py" in note
+    assert run_cli("sync", "-q", "-C", str(project.path)).returncode == 0
+    again = Agent(project, "s3")
+    again.cwd = worktree
+    assert again.before("make build") == note
