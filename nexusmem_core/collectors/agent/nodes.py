@@ -65,6 +65,7 @@ def agent_node(
             "outcome": outcome,
             "cwd": record.get("cwd"),
             "session": record.get("session"),
+            "tool_use_id": record.get("tool_use_id"),
             "cmd_hash": record.get("cmd_hash"),
             "edited": edited,
             "captured": "agent",

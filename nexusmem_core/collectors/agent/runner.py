@@ -100,6 +100,7 @@ def _capture(event: AgentEvent, home: str, now: float, text: str, digest: str) -
         "shell": "claude-code",
         "agent": "claude",
         "session": event.session[:64],
+        "tool_use_id": event.tool_use_id,
         "cwd": event.cwd,
         "cmd": command,
         "cmd_hash": digest,

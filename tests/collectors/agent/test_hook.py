@@ -35,6 +35,7 @@ def test_each_bash_outcome_is_recorded_silently(project: Repo, home: Path):
     assert (failed["outcome"], failed["exit"]) == ("failed", None)
     assert failed["error"] == "Command timed out after 2m 0.0s"
     assert failed["session"] == "sess-1" and failed["cwd"] == str(cwd)
+    assert failed["tool_use_id"] == "toolu_01TIMEOUT"
 
 
 def test_edits_attach_to_the_next_command_as_paths_only(project: Repo, home: Path):
