@@ -41,6 +41,18 @@ def run(command: Callable[..., Awaitable[int]], args: argparse.Namespace) -> int
         return 130
 
 
+def run_light(command: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """The bridge for the light commands (hook and agent set-up): no event loop, no settings
+    object built up front, the same one-line errors as :func:`run`."""
+    from nexusmem_core.errors import NexusMemError
+
+    try:
+        return command(args)
+    except NexusMemError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+
+
 def _engine(settings: Settings, args: argparse.Namespace, **kwargs: Any) -> Any:
     from nexusmem_core.engine import open_engine
 
@@ -208,81 +220,73 @@ def cmd_hook(args: argparse.Namespace) -> int:
     hook. Synchronous and light: no event loop."""
     from nexusmem_core.collectors.shell import hooks
     from nexusmem_core.config import Settings
-    from nexusmem_core.errors import NexusMemError
 
     if args.action in ("git", "git-post"):
         return _git_hook(args)
     if args.git_action:
         print(f"error: unexpected {args.git_action!r} after `hook {args.action}`", file=sys.stderr)
         return 2
-    try:
-        home = Settings.from_env().home
-        shell = args.shell or hooks.default_shell()
-        if args.action == "install":
-            for warning in hooks.install(shell, home):
-                print(f"warning: {warning}", file=sys.stderr)
-            print(
-                f"installed the {shell} hook in {hooks.rc_file(shell)}; "
-                "open a new shell to start recording"
-            )
-        elif args.action == "remove":
-            found = hooks.remove(shell, home)
-            print(f"removed the {shell} hook" if found else f"no {shell} hook was installed")
-        else:
-            status = hooks.status(shell, home)
-            if args.json:
-                _print_json(status.__dict__)
-                return 0
-            last = (
-                time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_recorded))
-                if status.last_recorded
-                else "never"
-            )
-            print(f"{shell}: {status.state} ({status.rc_file})\nlast recorded: {last}")
-            for warning in status.warnings:
-                print(f"warning: {warning}", file=sys.stderr)
-    except NexusMemError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+    home = Settings.from_env().home
+    shell = args.shell or hooks.default_shell()
+    if args.action == "install":
+        _warn(hooks.install(shell, home))
+        print(
+            f"installed the {shell} hook in {hooks.rc_file(shell)}; "
+            "open a new shell to start recording"
+        )
+    elif args.action == "remove":
+        found = hooks.remove(shell, home)
+        print(f"removed the {shell} hook" if found else f"no {shell} hook was installed")
+    else:
+        status = hooks.status(shell, home)
+        if args.json:
+            _print_json(status.__dict__)
+            return 0
+        print(f"{shell}: {status.state} ({status.rc_file})")
+        print(f"last recorded: {_when(status.last_recorded)}")
+        _warn(status.warnings)
     return 0
+
+
+def _when(ts: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts is not None else "never"
+
+
+def _warn(warnings: list[str]) -> None:
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
     """install / remove / status of the Claude Code hooks. Synchronous and light: no event loop."""
     from nexusmem_core.collectors.agent import settings as claude
     from nexusmem_core.config import Settings
-    from nexusmem_core.errors import NexusMemError
 
-    try:
-        if args.action == "status":
-            _print_agent_status(claude.status(Settings.from_env().home, Path(args.C)), args.json)
+    if args.action == "status":
+        _print_agent_status(claude.status(Settings.from_env().home, Path(args.C)), args.json)
+        return 0
+    path = claude.project_file(Path(args.C)) if args.project else claude.user_file()
+    if args.action == "install":
+        result = claude.install(path)
+        if args.json:
+            _print_json(result.__dict__)
             return 0
-        path = claude.project_file(Path(args.C)) if args.project else claude.user_file()
-        if args.action == "install":
-            result = claude.install(path)
-            if args.json:
-                _print_json(result.__dict__)
-                return 0
-            for warning in result.warnings:
-                print(f"warning: {warning}", file=sys.stderr)
-            if not result.changed:
-                print(f"the NexusMem hooks in {result.path} are up to date")
-                return 0
-            print(
-                f"wrote {', '.join(result.events)} hooks to {result.path}\n"
-                f"  command: {result.command}\nrestart Claude Code to load the hooks"
-            )
+        _warn(result.warnings)
+        if not result.changed:
+            print(f"the NexusMem hooks in {result.path} are up to date")
+            return 0
+        print(
+            f"wrote {', '.join(result.events)} hooks to {result.path}\n"
+            f"  command: {result.command}\nrestart Claude Code to load the hooks"
+        )
+    else:
+        found = claude.remove(path)
+        if args.json:
+            _print_json({"path": str(path), "removed": found})
+        elif found:
+            print(f"removed the NexusMem hooks from {path}; restart Claude Code to unload them")
         else:
-            found = claude.remove(path)
-            if args.json:
-                _print_json({"path": str(path), "removed": found})
-            elif found:
-                print(f"removed the NexusMem hooks from {path}; restart Claude Code to unload them")
-            else:
-                print(f"no NexusMem hooks were installed in {path}")
-    except NexusMemError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+            print(f"no NexusMem hooks were installed in {path}")
     return 0
 
 
@@ -294,16 +298,10 @@ def _print_agent_status(status: Any, as_json: bool) -> None:
         missing = f" (missing {', '.join(file.missing)})" if file.state == "partial" else ""
         where = f": {file.path}" if file.path else " (-C <repository> to check one)"
         print(f"{file.scope}: {file.state}{missing}{where}")
-    last = (
-        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_event))
-        if status.last_event is not None
-        else "never"
-    )
     drops = ", ".join(f"{reason} {count}" for reason, count in status.drops.items())
-    print(f"last event: {last}\ndrops: {drops or 'none'}")
+    print(f"last event: {_when(status.last_event)}\ndrops: {drops or 'none'}")
     for file in status.files:
-        for warning in file.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
+        _warn(file.warnings)
 
 
 _GIT_HOOK_DONE = {
@@ -321,30 +319,24 @@ _GIT_HOOK_DOES = {
 def _git_hook(args: argparse.Namespace) -> int:
     """``hook git|git-post install|remove|status``: NexusMem's block in a git hook."""
     from nexusmem_core import githooks
-    from nexusmem_core.errors import NexusMemError
 
     kind, repo = githooks.COMMANDS[args.action], Path(args.C)
     if args.git_action is None:
         print(f"error: `hook {args.action}` needs install, remove or status", file=sys.stderr)
         return 2
-    try:
-        if args.git_action == "install":
-            change, path = githooks.install(repo, kind, force=args.force)
-            print(f"{kind} hook {path}: {_GIT_HOOK_DONE[change]}; {_GIT_HOOK_DOES[kind]}")
-        elif args.git_action == "remove":
-            found, path = githooks.remove(repo, kind)
-            print(f"{kind} hook {path}: {'removed' if found else 'NexusMem was not in it'}")
-        else:
-            status = githooks.status(repo, kind)
-            if args.json:
-                _print_json(status.__dict__)
-                return 0
-            print(f"{kind}: {status.state} ({status.path})")
-            for warning in status.warnings:
-                print(f"warning: {warning}", file=sys.stderr)
-    except NexusMemError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+    if args.git_action == "install":
+        change, path = githooks.install(repo, kind, force=args.force)
+        print(f"{kind} hook {path}: {_GIT_HOOK_DONE[change]}; {_GIT_HOOK_DOES[kind]}")
+    elif args.git_action == "remove":
+        found, path = githooks.remove(repo, kind)
+        print(f"{kind} hook {path}: {'removed' if found else 'NexusMem was not in it'}")
+    else:
+        status = githooks.status(repo, kind)
+        if args.json:
+            _print_json(status.__dict__)
+            return 0
+        print(f"{kind}: {status.state} ({status.path})")
+        _warn(status.warnings)
     return 0
 
 
@@ -502,7 +494,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "sync", False):
-        return int(args.func(args))
+        return run_light(args.func, args)
     return run(args.func, args)
 
 
