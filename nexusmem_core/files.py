@@ -1,5 +1,9 @@
 """Files NexusMem edits that other people also own: rc files, git hooks, Claude Code settings,
-the project registry. Each is read as text and replaced in one step, never left half-written."""
+the project registry. Each is read as text and replaced in one step, never left half-written.
+
+A symlink (a dotfiles checkout, a shared hook) is written through: the link stays and its
+target gets the new text.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +26,9 @@ def read_text(path: Path) -> str | None:
 def replace_file(path: Path, text: str, mode: int | None = None) -> None:
     """Write ``text`` to a temporary file beside ``path`` and rename it over ``path``: a reader
     sees the old file or the new one, never a mix. The file keeps its mode unless ``mode`` is
-    given; a new one gets ``mode`` or the umask's default."""
+    given; a new one gets ``mode`` or the umask's default. A symlink is followed, so the link
+    stays a link and its target is replaced."""
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None and path.exists():
         mode = path.stat().st_mode & 0o7777
