@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "FileAccessError",
     "GitError",
     "GitNotFoundError",
     "NexusMemError",
@@ -28,6 +29,11 @@ class UsageError(NexusMemError):
 
 class ConfigError(NexusMemError):
     """A configuration file is unreadable or invalid. The file is never rewritten."""
+
+
+class FileAccessError(NexusMemError):
+    """A file NexusMem must read or replace cannot be: no permission, a read-only disk, a file
+    where a directory should be. The message names the file, the OS error and the way out."""
 
 
 class GitNotFoundError(NexusMemError):

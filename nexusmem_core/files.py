@@ -2,25 +2,45 @@
 the project registry. Each is read as text and replaced in one step, never left half-written.
 
 A symlink (a dotfiles checkout, a shared hook) is written through: the link stays and its
-target gets the new text.
+target gets the new text. An error from the OS becomes one :class:`FileAccessError` line that
+names the file, the error and what to do, never a traceback.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["read_text", "replace_file"]
+from .errors import FileAccessError
+
+__all__ = ["read_bytes", "read_text", "remove_file", "replace_file"]
+
+_FIX = {
+    errno.EACCES: "check the permissions of the file and of its directory",
+    errno.EPERM: "check the permissions of the file and of its directory",
+    errno.EROFS: "the file system is mounted read-only: make it writable",
+    errno.ENOSPC: "free some disk space",
+    errno.EISDIR: "a directory is in the way: move it aside",
+}
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """The file's bytes, or None if it is missing."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise FileAccessError(_message("read", path, err)) from err
 
 
 def read_text(path: Path) -> str | None:
     """The file's text (bytes that are not UTF-8 kept as they are), or None if it is missing."""
-    try:
-        return path.read_bytes().decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        return None
+    raw = read_bytes(path)
+    return None if raw is None else raw.decode("utf-8", "surrogateescape")
 
 
 def replace_file(path: Path, text: str, mode: int | None = None) -> None:
@@ -28,7 +48,21 @@ def replace_file(path: Path, text: str, mode: int | None = None) -> None:
     sees the old file or the new one, never a mix. The file keeps its mode unless ``mode`` is
     given; a new one gets ``mode`` or the umask's default. A symlink is followed, so the link
     stays a link and its target is replaced."""
-    path = Path(os.path.realpath(path))
+    try:
+        _replace(Path(os.path.realpath(path)), text, mode)
+    except OSError as err:
+        raise FileAccessError(_message("write", path, err)) from err
+
+
+def remove_file(path: Path) -> None:
+    """Delete ``path``; one that is already gone is fine."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as err:
+        raise FileAccessError(_message("remove", path, err)) from err
+
+
+def _replace(path: Path, text: str, mode: int | None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None and path.exists():
         mode = path.stat().st_mode & 0o7777
@@ -46,3 +80,23 @@ def replace_file(path: Path, text: str, mode: int | None = None) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _message(verb: str, path: Path, err: OSError) -> str:
+    target = os.path.realpath(path)
+    where = str(path) if target == os.path.abspath(path) else f"{path} (a link to {target})"
+    if err.errno in (errno.ENOTDIR, errno.EEXIST) and (blocker := _file_in_the_way(target)):
+        return (
+            f"cannot {verb} {where}: {blocker} is a file, not a directory; "
+            "move it aside and run the command again"
+        )
+    fix = _FIX.get(err.errno or 0, "fix that")
+    return f"cannot {verb} {where}: {err.strerror or err}; {fix}, then run the command again"
+
+
+def _file_in_the_way(target: str) -> str | None:
+    """The nearest existing ancestor of ``target`` when it is not a directory."""
+    for parent in Path(target).parents:
+        if parent.exists():
+            return None if parent.is_dir() else str(parent)
+    return None

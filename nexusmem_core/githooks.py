@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import GitError, GitNotFoundError, NotAGitRepositoryError, UsageError
-from .files import read_text, replace_file
+from .files import read_text, remove_file, replace_file
 
 __all__ = ["CLI", "COMMANDS", "GitHookStatus", "hooks_dir", "install", "remove", "render", "status"]
 
@@ -175,7 +175,7 @@ def remove(repo: Path, kind: str) -> tuple[bool, Path]:
     rest = text[: match.start()] + text[match.end() :]
     left = [line for line in rest.splitlines() if line.strip()]
     if not left or (len(left) == 1 and left[0].startswith("#!")):
-        path.unlink()
+        remove_file(path)
     else:
         _write(path, rest)
     return True, path

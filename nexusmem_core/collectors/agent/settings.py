@@ -23,8 +23,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import ConfigError, GitNotFoundError, NexusMemError, NotAGitRepositoryError
-from ...files import replace_file
+from ...errors import (
+    ConfigError,
+    FileAccessError,
+    GitNotFoundError,
+    NexusMemError,
+    NotAGitRepositoryError,
+)
+from ...files import read_bytes, replace_file
 
 __all__ = [
     "DROPS_FILE",
@@ -116,12 +122,9 @@ def _group(matcher: str | None, command: str, timeout: int) -> dict[str, Any]:
 
 def _load(path: Path) -> dict[str, Any] | None:
     """The file's JSON object, or None if there is no file; anything else is refused."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = read_bytes(path)
+    if raw is None:
         return None
-    except OSError as err:
-        raise ConfigError(f"{path}: cannot be read ({err}); {_UNTOUCHED}") from err
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as err:
@@ -266,7 +269,7 @@ def file_status(
     try:
         data = _load(path.resolve()) or {}
         hooks = _hooks(data, path)
-    except ConfigError as err:
+    except (ConfigError, FileAccessError) as err:
         return FileStatus(scope, str(path), "unreadable", warnings=[str(err)])
     expected = {e: _group(m, hook_command(python, hook), t) for e, m, t in EVENTS}
     result = FileStatus(scope, str(path), "not installed")

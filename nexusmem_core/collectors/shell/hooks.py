@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ConfigError, UsageError
-from ...files import read_text, replace_file
+from ...files import read_text, remove_file, replace_file
 from .hooklog import LOG_FILE
 from .scripts import SCRIPTS, VERSION, render
 
@@ -91,14 +91,13 @@ def install(
     """Write the script and the rc block (idempotent); return warnings worth showing."""
     _check_shell(shell)
     script = _script_path(home, shell)
-    script.parent.mkdir(parents=True, exist_ok=True)
-    script.write_text(render(shell, python, str(home)), encoding="utf-8")
-    (home / "hooks" / f"{shell}.state").unlink(missing_ok=True)
+    replace_file(script, render(shell, python, str(home)))
+    remove_file(home / "hooks" / f"{shell}.state")
     rc = rc_file(shell, environ)
     warnings: list[str] = []
     if shell == "fish":
         replace_file(rc, render(shell, python, str(home)))
-        script.unlink()
+        remove_file(script)
         return warnings
     text = read_text(rc)
     if text is not None and BEGIN in text:
@@ -125,7 +124,7 @@ def remove(shell: str, home: Path, environ: dict[str, str] | None = None) -> boo
     found = False
     if shell == "fish":
         found = rc.exists()
-        rc.unlink(missing_ok=True)
+        remove_file(rc)
     else:
         text = read_text(rc)
         if text is not None and BEGIN in text:
@@ -141,12 +140,12 @@ def remove(shell: str, home: Path, environ: dict[str, str] | None = None) -> boo
             keep = "" if "newline" in flags else match.group("nl") or ""
             rest = text[: match.start()] + keep + text[match.end() :]
             if "created" in flags and not rest:
-                rc.unlink()
+                remove_file(rc)
             else:
                 replace_file(rc, rest)
     script = _script_path(home, shell)
     found = found or script.exists()
-    script.unlink(missing_ok=True)
+    remove_file(script)
     return found
 
 
