@@ -81,7 +81,8 @@ def _write(home: Path, entries: list[ProjectEntry]) -> None:
         except (OSError, ValueError):
             os.replace(path, path.with_suffix(".json.corrupt"))
     payload = {"version": 1, "projects": [asdict(e) for e in entries]}
-    replace_file(path, json.dumps(payload, indent=2) + "\n")
+    # Private (0600), as it always was: it lists every repository on this machine and where.
+    replace_file(path, json.dumps(payload, indent=2) + "\n", mode=0o600)
 
 
 def register_project(home: Path, entry: ProjectEntry, synced: bool = False) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import sys
 from pathlib import Path
 
@@ -188,6 +189,14 @@ def test_query_all_projects_tags_and_skips(make_repo, home: Path):
     out = run_cli("query", "--all-projects", "retry")
     assert out.returncode == 0
     assert "[uploader]" in out.stdout and "skipped: " in out.stdout
+
+
+def test_the_registry_is_private(home: Path, repo: Repo):
+    registry = home / "projects.json"
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    assert stat.S_IMODE(registry.stat().st_mode) == 0o600
+    assert run_cli("sync", "--no-embed", "-C", str(repo.path)).returncode == 0
+    assert stat.S_IMODE(registry.stat().st_mode) == 0o600
 
 
 def test_corrupt_registry_reads_as_empty_with_a_warning(home: Path, repo: Repo):
