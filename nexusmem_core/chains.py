@@ -39,12 +39,14 @@ __all__ = [
     "unresolved_failures",
 ]
 
-# A command failed: the agent said so (exit code possibly unknown), or its exit code is known
-# and non-zero. Ctrl-C (130, 131) is the user stopping it, not a failure to fix.
+# A command failed: its recorded outcome says so (an agent's failure may have no exit code),
+# or, with no outcome recorded, its exit code is known and non-zero. Ctrl-C (130, 131) is the
+# user stopping it, and an outcome of "false" (grep found nothing) is an answer: neither is a
+# failure to fix.
 FAILED = (
     "(json_extract(meta, '$.outcome') = 'failed' or "
-    "(json_extract(meta, '$.exit') is not null and "
-    "json_extract(meta, '$.exit') not in (0, 130, 131)))"
+    "(json_extract(meta, '$.outcome') is null and json_extract(meta, '$.exit') is not null "
+    "and json_extract(meta, '$.exit') not in (0, 130, 131)))"
 )
 PASSED = "json_extract(meta, '$.exit') = 0"
 
@@ -54,6 +56,14 @@ DISCUSSION_KINDS = ("conversation", "session_summary")
 # discussed a failure ("npm", "test", "run"); with few conversations, a word must also be in
 # more than two of them to be called common.
 COMMON_SHARE = 0.2
+# Command words that are also everyday English: a conversation saying "let's make sure the
+# build runs" names `make` without being about it. A command whose only significant words are
+# these is never bridged to a conversation.
+ENGLISH = frozenset(
+    "add all apply build cat check clean copy cp diff do find get go help init install kill "
+    "list log make move mv new open pull push run set show sort start status stop sure test "
+    "time touch true update upgrade view watch which".split()
+)
 
 
 @dataclass(frozen=True)
@@ -166,7 +176,7 @@ async def _discussion_links(db: Database, project_id: str, since: int, now: int)
     added = 0
     for failure_id, title, ts in failures:
         words = [w for w in significant_words(title) if not await common(w)]
-        if not words:
+        if not [w for w in words if w not in ENGLISH]:
             continue  # nothing in the command singles out one conversation
         match = " AND ".join(quote_term(w) for w in words)
         best = await db.fetchone(
@@ -246,8 +256,8 @@ async def follow(db: Database, ranked: list[Candidate]) -> list[Candidate]:
     """``ranked`` with each linked failure's fixes right after it, at the failure's score.
 
     The fix need not match the query: asking why something failed should also show what fixed
-    it, without guessing the fix's words. A fix already ranked on its own moves up to follow
-    its failure; one fix of several failures follows the first (best) of them.
+    it, without guessing the fix's words. A fix that ranked on its own, above or below, moves
+    to follow its failure; one fix of several failures follows the first (best) of them.
     """
     failures = [c for c in ranked if c.kind == "shell_command"]
     if not failures:
@@ -269,10 +279,11 @@ async def follow(db: Database, ranked: list[Candidate]) -> list[Candidate]:
     for src, dst, kind in links:
         if dst in nodes:
             fixes.setdefault(src, []).append((dst, kind))
+    moving = {dst for pairs in fixes.values() for dst, _ in pairs}
     out: list[Candidate] = []
     placed: set[str] = set()
     for c in ranked:
-        if c.id in placed:
+        if c.id in placed or (c.id in moving and c.id not in fixes):
             continue
         out.append(c)
         placed.add(c.id)

@@ -256,7 +256,7 @@ async def _sync_agent(engine: Engine, report: SyncReport, progress: Progress) ->
             yield agent_node(pid, record, limit, root)
 
     report.agent = await _write_all(db, nodes(), "agent", progress)
-    report.shell_skipped += found.malformed
+    report.agent_skipped = found.malformed
     if found.cursor is not None:
         await set_cursor(db, pid, "agent:claude", found.cursor.encode())
 

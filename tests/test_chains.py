@@ -163,3 +163,48 @@ def test_a_fix_that_arrives_in_a_later_sync_is_still_linked(repo: Repo, home: Pa
     later = sync(repo, "--link-failures")
     # Only failures within a day before the new command are looked at again.
     assert (later["failures_examined"], later["linked_retry"]) == (1, 1)
+
+
+def test_a_broken_agent_record_is_skipped_not_fatal(repo: Repo, home: Path):
+    log = home / AGENT_LOG
+    home.mkdir(parents=True, exist_ok=True)
+    good = {"v": 1, "id": "ok1", "shell": "claude-code", "cwd": str(repo.path), "cmd": "make"}
+    lines = [
+        json.dumps({**good, "id": "nan", "ts": float("nan")}),  # Python's json writes NaN
+        json.dumps({**good, "id": "huge", "ts": 1e300}),
+        json.dumps({**good, "ts": T0, "exit": 0, "outcome": "ok"}),
+    ]
+    log.write_text("\n".join(lines) + "\n")
+    report = sync(repo)
+    assert (report["agent"], report["agent_skipped"]) == (1, 2)
+
+
+async def test_a_command_named_only_by_everyday_words_is_not_bridged(
+    settings: Settings, repo: Repo, home: Path
+):
+    log_command(home, "make", repo.path, 2, T0)
+    sync(repo)
+    async with open_engine(settings, repo.path) as engine:
+        pid = engine.project_id
+        chat = Node(pid, "conversation", "transcript", "c1", "release notes", "Let's make sure "
+                    "the release notes are right", int(T0 + 60), 0.5, "recorded")  # fmt: skip
+        async with engine.db.transaction():
+            await upsert_nodes(engine.db, [chat])
+            report = await link_failures(engine.db, pid)
+    assert report.discussion == 0
+
+
+def test_a_fix_that_ranks_above_its_failure_moves_to_follow_it(repo: Repo, home: Path):
+    command = "pytest tests/test_retry.py"
+    base = {"v": 1, "shell": "claude-code", "session": "s", "cwd": str(repo.path), "cmd": command}
+    base["cmd_hash"] = hooklog.command_hash(home, command)
+    failure = {**base, "id": "f", "outcome": "failed", "exit": 1, "edited": [], "ts": T0}
+    # The fix names the file the question asks about; the failure does not.
+    fix = {**base, "id": "p", "outcome": "ok", "exit": 0, "edited": ["src/retry.py"], "ts": T0 + 60}
+    for record in (failure, fix):
+        hooklog.append(home, record, AGENT_LOG)
+    sync(repo)
+    found = [(r["ref"], r["link"]) for r in query(repo, "src/retry.py pytest")["results"]]
+    refs = [ref for ref, _ in found]
+    assert refs.index("f") + 1 == refs.index("p") and ("p", "retry") in found
+    assert refs.count("p") == 1

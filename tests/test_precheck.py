@@ -116,7 +116,7 @@ def test_names_resolve_from_the_command_directory_and_ambiguous_names_do_not_cou
 
 def test_a_unique_bare_file_name_counts(app: Repo, home: Path):
     failed(home, app, "python upload.py --dry-run", cwd="src")
-    failed(home, app, "grep -n BUDGET retry.py")  # run at the top: still the only retry.py
+    failed(home, app, "mypy retry.py")  # run at the top: still the only retry.py
     sync(app)
     out = run_cli("precheck", "--files", "src/retry.py", "src/upload.py", "-C", str(app.path))
     assert [line.split(":", 1)[0] for line in out.stdout.splitlines()[:-1]] == [

@@ -24,6 +24,10 @@ def _outcome(outcome: str | None, exit_code: int | None) -> str:
         return f"failed with an error ({code})"
     if outcome == "interrupted":
         return "interrupted"
+    if outcome == "false":
+        return "answered no: nothing found or a difference (exit 1)"
+    if outcome == "denied":
+        return "not run: permission denied"
     if outcome == "background":
         return "started in the background (how it ended is not known)"
     return "succeeded (exit 0)" if exit_code == 0 else "exit code unknown"
@@ -47,7 +51,9 @@ def agent_node(
     }
     lines = [command, ""] + [f"{k}: {v}" for k, v in facts.items() if v not in (None, "")]
     # For the prior, a failure whose code is unknown weighs as a failure.
-    signal_code = exit_code if exit_code is not None else (1 if outcome == "failed" else None)
+    signal_code = 0 if outcome in ("false", "denied") else exit_code
+    if signal_code is None and outcome == "failed":
+        signal_code = 1
     ts = record.get("ts")
     return Node(
         project_id=project_id,

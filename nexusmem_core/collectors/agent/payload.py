@@ -22,8 +22,11 @@ __all__ = [
     "MAX_PAYLOAD",
     "AgentEvent",
     "Dropped",
+    "Normalized",
+    "normalize",
     "normalize_command",
     "parse",
+    "status_from_output",
 ]
 
 MAX_PAYLOAD = 1024 * 1024  # a tool input larger than this is not a command worth keeping
@@ -33,6 +36,11 @@ EDIT_TOOLS_NOTEBOOK = {"NotebookEdit": "notebook_path"}
 MAX_ERROR = 300  # characters of a failure's message kept (after redaction)
 
 _EXIT = re.compile(r"^\s*(?:Error:\s*)?Exit code:?\s*(-?\d{1,5})\b")
+_DENIED = re.compile(
+    r"doesn't want to proceed|permission (?:to use \w+ )?(?:was )?denied|"
+    r"blocked by (?:a |the )?\w*\s*hook|user (?:rejected|declined|denied)",
+    re.IGNORECASE,
+)
 
 
 class AgentEvent:
@@ -48,6 +56,7 @@ class AgentEvent:
         self.exit: int | None = None
         self.error: str | None = None
         self.source: str | None = None  # SessionStart: startup | resume | clear | compact
+        self.stdout_tail = ""  # the end of a Bash command's output (read, never stored)
 
     def __repr__(self) -> str:
         return f"AgentEvent({self.__dict__!r})"
@@ -132,6 +141,8 @@ def _success(out: AgentEvent, tool_input: dict[str, Any], response: Any) -> None
             return
     # PostToolUse fires for a Bash command that succeeded, i.e. exited 0.
     out.outcome, out.exit = "ok", 0
+    stdout = response.get("stdout")
+    out.stdout_tail = stdout[-200:] if isinstance(stdout, str) else ""
 
 
 def _failure(out: AgentEvent, payload: dict[str, Any]) -> None:
@@ -141,10 +152,13 @@ def _failure(out: AgentEvent, payload: dict[str, Any]) -> None:
     if payload.get("is_interrupt") is True:
         out.outcome = "interrupted"
         return
-    out.outcome = "failed"
     match = _EXIT.match(error)
     if match:
-        out.exit = int(match.group(1))
+        out.outcome, out.exit = "failed", int(match.group(1))
+    elif _DENIED.search(error):
+        out.outcome = "denied"  # never ran: the user or a hook said no
+    else:
+        out.outcome = "failed"  # ran and failed, code unknown (a timeout, a crash)
 
 
 _CD = re.compile(r"""^\s*cd\s+(?:"([^"]+)"|'([^']+)'|([^\s;&|]+))\s*(?:&&|;)\s*""")
@@ -154,13 +168,18 @@ _ECHO_STATUS = re.compile(
 _TRAILING_REDIRECT = re.compile(r"\s+2>&1\s*$")
 
 
-def normalize_command(command: str, cwd: str) -> str:
+class Normalized(NamedTuple):
+    text: str
+    hid_status: bool  # a `; echo $?` was stripped: the tool's status is echo's, not the command's
+
+
+def normalize(command: str, cwd: str) -> Normalized:
     """The command as the same intent is always written: a leading ``cd`` into the directory
     it already runs in, a trailing ``; echo $?`` and a trailing ``2>&1`` are wrappers an
     agent adds, not part of what it runs."""
     import os
 
-    text = command.strip()
+    text, hid = command.strip(), False
     for _ in range(3):  # wrappers can nest: `cd x && make 2>&1; echo $?`
         before = text
         match = _CD.match(text)
@@ -169,8 +188,23 @@ def normalize_command(command: str, cwd: str) -> str:
             target = os.path.expanduser(target)
             if os.path.normpath(os.path.join(cwd, target)) == os.path.normpath(cwd):
                 text = text[match.end() :]
-        text = _ECHO_STATUS.sub("", text)
+        stripped = _ECHO_STATUS.sub("", text)
+        hid, text = hid or stripped != text, stripped
         text = _TRAILING_REDIRECT.sub("", text).strip()
         if text == before:
             break
-    return text or command.strip()
+    return Normalized(text, hid) if text else Normalized(command.strip(), False)
+
+
+def normalize_command(command: str, cwd: str) -> str:
+    """:func:`normalize`'s text."""
+    return normalize(command, cwd).text
+
+
+_LAST_NUMBER = re.compile(r"(-?\d{1,3})\s*$")
+
+
+def status_from_output(tail: str) -> int | None:
+    """The exit status a stripped ``echo $?`` printed: the number ending the output."""
+    match = _LAST_NUMBER.search(tail)
+    return int(match.group(1)) if match else None

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
+from ..commands import is_predicate
 from ..shell import hooklog
 
 __all__ = ["AGENT_LOG", "Memory", "Run", "Story", "digest", "find_root", "note_for", "story"]
@@ -25,11 +26,16 @@ AGENT_LOG = "agent-events.jsonl"
 TAIL_BYTES = 2 * 1024 * 1024  # at most this much unsynced log is read per call
 DIGEST_DAYS = 14
 DIGEST_CHARS = 600  # about 150 tokens
+RECALL_DAYS = 90  # older failures are history, not a warning
+SETTLED = 3  # passes since the last failure after which it is no longer worth a note
 
-_REVERT_CMD = re.compile(
-    r"^git\s+(?:revert\b|reset\s+--hard\b|stash\b(?!\s+(?:list|show))|checkout\s+(?:--\s+|\S+\s+--\s+|HEAD\s+)|"
-    r"restore\b)"
+# Commands that undo work in the files they name...
+_UNDO_PATHS = re.compile(
+    r"^git\s+(?:checkout\s+(?:\S+\s+)?--\s|restore\s+(?!.*--staged\b(?!.*--worktree))|"
+    r"checkout\s+HEAD\s)"
 )
+# ... and those that undo every uncommitted change.
+_UNDO_ALL = re.compile(r"^git\s+(?:reset\s+--hard\b|stash(?:\s+(?:push|save)\b|\s*$))")
 
 
 class Run(NamedTuple):
@@ -42,6 +48,7 @@ class Run(NamedTuple):
     title: str
     edited: list[str]
     cmd_hash: str | None
+    cwd: str | None  # the real path it ran in
 
 
 def find_root(cwd: str) -> tuple[str, str] | None:
@@ -91,7 +98,7 @@ def _worktrees(root: str) -> list[str]:
     return found
 
 
-def _outcome(outcome: Any, code: Any) -> tuple[str, int | None]:
+def _outcome(outcome: Any, code: Any, title: str) -> tuple[str, int | None]:
     code = code if isinstance(code, int) and not isinstance(code, bool) else None
     if isinstance(outcome, str) and outcome:
         return outcome, code
@@ -99,7 +106,9 @@ def _outcome(outcome: Any, code: Any) -> tuple[str, int | None]:
         return "unknown", None
     if code == 0:
         return "ok", 0
-    return ("interrupted" if code in (130, 131) else "failed"), code
+    if code in (130, 131):
+        return "interrupted", code
+    return ("false" if code == 1 and is_predicate(title) else "failed"), code
 
 
 def _paths(value: Any) -> list[str]:
@@ -118,28 +127,30 @@ def _paths(value: Any) -> list[str]:
 _RUN_COLUMNS = (
     "ref, coalesce(json_extract(meta, '$.at'), ts), title, json_extract(meta, '$.outcome'), "
     "json_extract(meta, '$.exit'), json_extract(meta, '$.edited'), "
-    "json_extract(meta, '$.cmd_hash')"
+    "json_extract(meta, '$.cmd_hash'), json_extract(meta, '$.cwd')"
 )
 
 
 def _row_run(row: tuple[Any, ...]) -> Run:
-    ref, ts, title, outcome, code, edited, cmd_hash = row
-    state, code = _outcome(outcome, code)
-    return Run(ref, float(ts or 0), state, code, title, _paths(edited), cmd_hash)
+    ref, ts, title, outcome, code, edited, cmd_hash, cwd = row
+    state, code = _outcome(outcome, code, title)
+    return Run(ref, float(ts or 0), state, code, title, _paths(edited), cmd_hash, cwd)
 
 
 def _record_run(record: dict[str, Any]) -> Run:
-    state, code = _outcome(record.get("outcome"), record.get("exit"))
+    title = str(record.get("cmd", ""))
+    state, code = _outcome(record.get("outcome"), record.get("exit"), title)
     when = record.get("start") or record.get("ts")
-    cmd_hash = record.get("cmd_hash")
+    cmd_hash, cwd = record.get("cmd_hash"), record.get("cwd")
     return Run(
         record["id"],
         float(when) if isinstance(when, int | float) else 0.0,
         state,
         code,
-        str(record.get("cmd", "")),
+        title,
         _paths(record.get("edited")),
         cmd_hash if isinstance(cmd_hash, str) else None,
+        cwd if isinstance(cwd, str) else None,
     )
 
 
@@ -152,10 +163,14 @@ class Memory:
         # Commands count as this repository's when run under its root or one of its linked
         # worktrees (as sync counts them).
         tops = {root, top or root, *_worktrees(root)}
-        self.prefixes = tuple(p.rstrip(os.sep) + os.sep for p in sorted(tops))
+        self.tops = sorted(tops, key=len, reverse=True)
+        self.prefixes = tuple(p.rstrip(os.sep) + os.sep for p in self.tops)
         self.conn: sqlite3.Connection | None = None
         self.project_id: str | None = None
         self.cursors: dict[str, str] = {}
+        self._tail: list[tuple[dict[str, Any], str]] | None = None
+        self._by_hash: dict[str, list[Run]] | None = None
+        self._places: dict[str, str | None] = {}
         db = os.path.join(root, ".nexusmem", "memory.db").replace(os.sep, "/")
         with contextlib.suppress(sqlite3.Error):
             conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
@@ -174,12 +189,27 @@ class Memory:
                 )
             else:
                 conn.close()
-        self._tail: list[tuple[dict[str, Any], str]] | None = None
-        self._by_hash: dict[str, list[Run]] | None = None
 
     def close(self) -> None:
         if self.conn is not None:
             self.conn.close()
+
+    def place(self, cwd: str | None) -> str | None:
+        """Where in the repository ``cwd`` is ("." or "pkg/a"), the same in every worktree;
+        None outside it. `npm test` in pkg/a and in pkg/b are different commands."""
+        if not cwd:
+            return None
+        if cwd not in self._places:
+            real = os.path.realpath(cwd)
+            self._places[cwd] = next(
+                (
+                    os.path.relpath(real, top).replace(os.sep, "/")
+                    for top in self.tops
+                    if (real + os.sep).startswith(top.rstrip(os.sep) + os.sep)
+                ),
+                None,
+            )
+        return self._places[cwd]
 
     # ------------------------------------------------------------------ the log tails
 
@@ -235,8 +265,9 @@ class Memory:
 
     # ------------------------------------------------------------------ questions
 
-    def runs(self, cmd_hash: str, since: float | None = None) -> list[Run]:
-        """Every recorded run of the command with this hash (since ``since``), oldest first."""
+    def runs(self, cmd_hash: str, cwd: str | None = None, since: float | None = None) -> list[Run]:
+        """Every recorded run of the command with this hash, in the same place as ``cwd`` when
+        given, since ``since`` when given; oldest first."""
         found: dict[str, Run] = {}
         if self.conn is not None:
             rows = self.conn.execute(
@@ -249,56 +280,72 @@ class Memory:
         for run in self.tail_runs().get(cmd_hash, []):
             if since is None or run.ts >= since:
                 found.setdefault(run.id, run)
-        return sorted(found.values(), key=lambda r: r.ts)  # stable: ties keep their order
+        runs = sorted(found.values(), key=lambda r: r.ts)  # stable: ties keep their order
+        if cwd is None:
+            return runs
+        here = self.place(cwd)
+        return [r for r in runs if self.place(r.cwd) == here]
 
-    def failures_since(self, since: float) -> dict[str, list[Run]]:
-        """Commands with a failure since ``since``: their runs since then (by hash)."""
+    def failures_since(self, since: float) -> list[list[Run]]:
+        """Commands with a failure since ``since``: the runs of each since then, one list per
+        command and place."""
         hashes: set[str] = set()
         if self.conn is not None:
             rows = self.conn.execute(
                 "select distinct json_extract(meta, '$.cmd_hash') from nodes "
                 "where project_id = ? and kind = 'shell_command' and ts >= ? and "
                 "(json_extract(meta, '$.outcome') = 'failed' or "
-                "json_extract(meta, '$.exit') not in (0, 130, 131))",
+                "(json_extract(meta, '$.outcome') is null and "
+                "json_extract(meta, '$.exit') not in (0, 130, 131)))",
                 (self.project_id, int(since)),
             ).fetchall()
             hashes |= {h for (h,) in rows if isinstance(h, str)}
         for cmd_hash, runs in self.tail_runs().items():
             if any(r.outcome == "failed" and r.ts >= since for r in runs):
                 hashes.add(cmd_hash)
-        return {h: self.runs(h, since) for h in sorted(hashes)}
+        groups: list[list[Run]] = []
+        for cmd_hash in sorted(hashes):
+            by_place: dict[str | None, list[Run]] = {}
+            for run in self.runs(cmd_hash, since=since):
+                by_place.setdefault(self.place(run.cwd), []).append(run)
+            groups += by_place.values()
+        return groups
 
     def reverts_after(self, ts: float, paths: list[str]) -> str | None:
-        """What undid the files edited before a fix, after it passed: a ``git checkout``-style
-        command naming one of them (or resetting everything), or a revert commit touching them."""
-        names = {os.path.basename(p) for p in paths}
+        """What undid a fix since it passed: a revert commit touching the files edited before
+        it, a ``git checkout --``/``restore`` naming one of them, or a ``reset --hard`` or
+        ``stash`` of all uncommitted work. A fix with no recorded edit has nothing to undo."""
+        if not paths:
+            return None
+        names = {os.path.basename(p) for p in paths} | set(paths)
         candidates: list[tuple[float, str]] = []
         if self.conn is not None:
             rows = self.conn.execute(
-                "select ts, title from nodes where project_id = ? and kind = 'shell_command' "
-                "and ts > ? and title like 'git %'",
-                (self.project_id, ts),
+                "select coalesce(json_extract(meta, '$.at'), ts), title from nodes "
+                "where project_id = ? and kind = 'shell_command' and ts >= ? "
+                "and title like 'git %'",
+                (self.project_id, int(ts)),
             ).fetchall()
             candidates += [(float(t or 0), title) for t, title in rows]
-            if paths:
-                marks = ",".join("?" * len(paths))
-                commit = self.conn.execute(
-                    "select n.ts, n.title from nodes n join node_files f on f.node_id = n.id "
-                    f"where n.project_id = ? and n.kind = 'git_commit' and n.ts > ? and "
-                    f"n.title like 'Revert%' and f.path in ({marks}) order by n.ts limit 1",
-                    (self.project_id, ts, *paths),
-                ).fetchone()
-                if commit:
-                    return f"commit “{commit[1]}” ({_when(commit[0])})"
+            marks = ",".join("?" * len(paths))
+            commit = self.conn.execute(
+                "select n.ts, n.title from nodes n join node_files f on f.node_id = n.id "
+                f"where n.project_id = ? and n.kind = 'git_commit' and n.ts >= ? and "
+                f"n.title like 'Revert%' and f.path in ({marks}) order by n.ts limit 1",
+                (self.project_id, int(ts), *paths),
+            ).fetchone()
+            if commit:
+                return f"commit “{commit[1]}” ({_when(commit[0])})"
         for record, _kind in self.tail():
             when = record.get("start") or record.get("ts")
-            if isinstance(when, int | float) and when > ts and isinstance(record.get("cmd"), str):
+            if isinstance(when, int | float) and isinstance(record.get("cmd"), str):
                 candidates.append((float(when), record["cmd"]))
         for when, command in sorted(candidates):
-            if not _REVERT_CMD.match(command):
+            if when <= ts:
                 continue
-            words = {os.path.basename(w) for w in command.split()}
-            if not paths or names & words or re.match(r"git\s+(revert|reset|stash)", command):
+            words = {w.strip("'\"") for w in command.split()}
+            named = bool(names & (words | {os.path.basename(w) for w in words}))
+            if _UNDO_ALL.match(command) or (_UNDO_PATHS.match(command) and named):
                 return f"`{_short(command)}` ({_when(when)})"
         return None
 
@@ -340,6 +387,7 @@ class Story(NamedTuple):
     failed_again: bool  # an earlier fix did not hold
     edited: list[str]  # what was changed just before the failures
     fix_edited: list[str]  # what was changed just before the fix (since the last failure)
+    passes_after: int  # passing runs since the last failure
 
 
 def story(runs: list[Run], exclude: str | None = None) -> Story | None:
@@ -360,6 +408,7 @@ def story(runs: list[Run], exclude: str | None = None) -> Story | None:
         failed_again=any(r.outcome == "ok" for r in runs[first:last]),
         edited=[p for i in failed_at for p in runs[i].edited],
         fix_edited=[p for r in after[: (fix_at or 0) + 1] for p in r.edited] if fix else [],
+        passes_after=sum(r.outcome == "ok" for r in after),
     )
 
 
@@ -396,7 +445,7 @@ def digest(memory: Memory, now: float) -> str | None:
     """At session start: the commands that failed in the last two weeks, resolved first."""
     stories = [
         tale
-        for runs in memory.failures_since(now - DIGEST_DAYS * 86400).values()
+        for runs in memory.failures_since(now - DIGEST_DAYS * 86400)
         if (tale := story(runs)) is not None
     ]
     if not stories:

@@ -21,9 +21,10 @@ import time
 from typing import Any
 
 from ...paths import home_dir
+from ..commands import is_predicate
 from ..shell.hooklog import append, command_hash
 from . import recall
-from .payload import MAX_PAYLOAD, AgentEvent, Dropped, normalize_command, parse
+from .payload import MAX_PAYLOAD, AgentEvent, Dropped, normalize, parse, status_from_output
 from .state import MAX_NOTES, count_drop, prune_sessions, session_state
 
 __all__ = ["handle", "main"]
@@ -61,14 +62,27 @@ def handle(data: bytes, home: str, now: float) -> str | None:
     if event.command is None:
         _remember_edit(event, top, home)  # paths as the repository names them
         return None
-    text = normalize_command(event.command[:MAX_COMMAND], event.cwd)
+    text, hid_status = normalize(event.command[:MAX_COMMAND], event.cwd)
     digest = command_hash(home, text)
+    if event.event != "PreToolUse":
+        _settle_outcome(event, text, hid_status)
     if event.event == "PreToolUse":
         return _recall(event, (root, top), home, now, text, digest, exclude=None)
     record = _capture(event, home, now, text, digest)
     if record["outcome"] == "failed":
         return _recall(event, (root, top), home, now, text, digest, exclude=record["id"])
     return None
+
+
+def _settle_outcome(event: AgentEvent, text: str, hid_status: bool) -> None:
+    """What the run's outcome means once the wrappers are gone."""
+    if hid_status and event.outcome == "ok":
+        # `make; echo $?` exits 0 whatever make did: its status is the echoed number.
+        code = status_from_output(event.stdout_tail)
+        event.exit = code
+        event.outcome = "unknown" if code is None else "ok" if code == 0 else "failed"
+    if event.outcome == "failed" and event.exit == 1 and is_predicate(text):
+        event.outcome = "false"  # grep found nothing, diff found a difference: an answer
 
 
 def _relative(path: str, root: str, cwd: str) -> str | None:
@@ -101,7 +115,7 @@ def _capture(event: AgentEvent, home: str, now: float, text: str, digest: str) -
         "agent": "claude",
         "session": event.session[:64],
         "tool_use_id": event.tool_use_id,
-        "cwd": event.cwd,
+        "cwd": os.path.realpath(event.cwd),  # as sync and recall compare it
         "cmd": command,
         "cmd_hash": digest,
         "outcome": event.outcome,
@@ -135,8 +149,9 @@ def _recall(
             return None
         memory = recall.Memory(where[0], home, where[1])
         try:
-            tale = recall.story(memory.runs(digest), exclude=exclude)
-            if tale is None:
+            since = now - recall.RECALL_DAYS * 86400
+            tale = recall.story(memory.runs(digest, event.cwd, since), exclude=exclude)
+            if tale is None or _settled(memory, tale, before=exclude is None):
                 return None
             note = recall.note_for(memory, tale, now)
         finally:
@@ -144,6 +159,15 @@ def _recall(
         state["noted"][digest] = round(now)
         state["notes"] += 1
     return _answer(event.event, note)
+
+
+def _settled(memory: recall.Memory, tale: recall.Story, before: bool) -> bool:
+    """Before a run, a failure that has passed several times since (and was not undone) is
+    history, not a warning: one `git push` that failed in March must not cost every session
+    a note. Right after a failure, nothing is settled."""
+    if not before or tale.fix is None or tale.passes_after < recall.SETTLED:
+        return False
+    return memory.reverts_after(tale.fix.ts, tale.fix_edited) is None
 
 
 def _session_start(event: AgentEvent, root: str, top: str, home: str, now: float) -> str | None:

@@ -60,7 +60,10 @@ def _decode(raw: bytes) -> dict[str, Any]:
         state = {}
     if not isinstance(state, dict):
         state = {}
-    state["edits"] = [p for p in state.get("edits", []) if isinstance(p, str)][-MAX_EDITS:]
+    edits = state.get("edits")
+    state["edits"] = (
+        [p for p in edits if isinstance(p, str)][-MAX_EDITS:] if isinstance(edits, list) else []
+    )
     noted = state.get("noted")
     state["noted"] = noted if isinstance(noted, dict) else {}
     notes = state.get("notes")

@@ -67,12 +67,16 @@ def append(home: str | os.PathLike[str], record: dict[str, Any], name: str = LOG
     """Append one record as a line to ``home/name``, creating the log with mode 0600.
 
     O_APPEND makes each write land whole at the end even with many shells writing at once
-    (a line is far below PIPE_BUF on the filesystems that matter).
+    (a line is far below PIPE_BUF on the filesystems that matter). If a writer died half-way
+    through a line, this one starts on a fresh line, so only the torn record is lost.
     """
     os.makedirs(home, exist_ok=True)
     line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-    fd = os.open(os.path.join(home, name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = os.open(os.path.join(home, name), os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = "\n" + line
         os.write(fd, line.encode("utf-8", "surrogatepass"))
     finally:
         os.close(fd)
@@ -162,6 +166,14 @@ def read_new(
 
 
 _REQUIRED = {"id": str, "cmd": str, "shell": str}
+# Numbers a record may carry, and their sane range: a NaN or a 1e300 would otherwise reach
+# int() or SQLite during sync and fail it, every time, at the same line.
+_NUMBERS = {
+    "start": (0, 2**33),
+    "ts": (0, 2**33),
+    "duration": (0, 10**7),
+    "exit": (-(2**31), 2**31),
+}
 
 
 def _parse(line: bytes) -> dict[str, Any] | None:
@@ -173,5 +185,13 @@ def _parse(line: bytes) -> dict[str, Any] | None:
         return None
     for name, kind in _REQUIRED.items():
         if not isinstance(record.get(name), kind) or not record[name]:
+            return None
+    for name, (low, high) in _NUMBERS.items():
+        value = record.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        if not low <= value < high:  # also false for NaN
             return None
     return record

@@ -8,6 +8,7 @@ from typing import Any
 
 from ...models import Node
 from ...redact import redact
+from ..commands import is_predicate
 
 __all__ = ["command_signal", "hook_node", "scraped_node"]
 
@@ -69,8 +70,10 @@ def _title(command: str) -> str:
     return first[:200] + (" ..." if len(first) > 200 or "\n" in command.strip() else "")
 
 
-def _outcome(exit_code: int | None) -> str:
+def _outcome(exit_code: int | None, answered: bool = False) -> str:
     """In words a question uses: a query about what failed must be able to match a failure."""
+    if answered:
+        return "answered no: nothing found or a difference (exit 1)"
     if exit_code is None:
         return "exit code unknown"
     if exit_code == 0:
@@ -101,10 +104,11 @@ def hook_node(
     """
     command = redact(record["cmd"][:max_chars])
     exit_code = record.get("exit") if isinstance(record.get("exit"), int) else None
+    answered = exit_code == 1 and is_predicate(command)  # grep found nothing: not a failure
     start = record.get("start")
     duration = record.get("duration")
     facts = {
-        "outcome": _outcome(exit_code),
+        "outcome": _outcome(exit_code, answered),
         "cwd": _relative(record.get("cwd"), root),
         "duration": f"{duration:.2f}s" if isinstance(duration, int | float) else None,
         "shell": record.get("shell"),
@@ -117,9 +121,10 @@ def hook_node(
         title=_title(command),
         body=_body(command, facts),
         ts=int(start) if isinstance(start, int | float) else None,
-        signal=command_signal(command, exit_code),
+        signal=command_signal(command, 0 if answered else exit_code),
         provenance="observed",
         meta={
+            **({"outcome": "false"} if answered else {}),
             "exit": exit_code,
             "cwd": record.get("cwd"),
             "duration": duration,

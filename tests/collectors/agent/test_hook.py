@@ -134,3 +134,15 @@ def test_the_installed_command_works_outside_the_virtual_environment(
     assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
     (record,) = log_records(home)
     assert (record["cmd"], record["outcome"], record["exit"]) == ("npm test", "failed", 2)
+
+
+def test_a_corrupt_session_state_is_started_afresh(project: Repo, home: Path):
+    from nexusmem_core.collectors.agent.state import _path
+
+    for garbage in ('{"edits": "abc", "noted": [], "notes": "x"}', "not json", "[1]"):
+        state = Path(_path(str(home), "sess-1"))
+        state.parent.mkdir(parents=True, exist_ok=True)
+        state.write_text(garbage)
+        assert context(run_hook(payload("post_edit", project.path))) is None
+        assert context(run_hook(payload("failure_bash_exit", project.path))) is None
+        assert log_records(home)[-1]["edited"] == ["src/app.js"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ...conftest import Repo, run_cli
-from .hookrun import context, payload, run_hook
+from .hookrun import context, log_records, payload, run_hook
 
 
 @pytest.fixture
@@ -186,3 +186,133 @@ def test_a_linked_worktree_shares_the_main_checkouts_memory(project: Repo, tmp_p
     again = Agent(project, "s3")
     again.cwd = worktree
     assert again.before("make build") == note
+
+
+def test_an_echoed_status_is_the_commands_status_not_a_fix(project: Repo, home: Path):
+    agent = Agent(project, "s1")
+    agent.failed("npm test")
+    cases = {"1\n": ("failed", 1), "exit=0\n": ("ok", 0), "": ("unknown", None)}
+    for output in cases:
+        data = payload("post_bash_ok", project.path, command="npm test; echo $?", session_id="s1")
+        data["tool_response"]["stdout"] = "some output\n" + output
+        run_hook({**data, "tool_use_id": f"echo-{len(output)}"})
+    outcomes = [(r["outcome"], r["exit"]) for r in log_records(home)[1:]]
+    assert outcomes == list(cases.values())
+    note = Agent(project, "s2").before("npm test")
+    assert note is not None and "failed 2 times" in note and "Recorded fix" in note
+
+
+def test_the_same_command_in_another_directory_is_another_command(project: Repo):
+    (project.path / "pkg" / "a").mkdir(parents=True)
+    (project.path / "pkg" / "b").mkdir(parents=True)
+    history = Agent(project, "s1")
+    history.cwd = project.path / "pkg" / "a"
+    history.failed("npm test")
+    elsewhere = Agent(project, "s2")
+    elsewhere.cwd = project.path / "pkg" / "b"
+    assert elsewhere.before("npm test") is None
+    assert Agent(project, "s3").before("npm test") is None  # the top is another place too
+    same = Agent(project, "s4")
+    same.cwd = project.path / "pkg" / "a"
+    assert same.before("npm test") is not None
+
+
+def test_a_symlinked_working_directory_is_the_same_place(project: Repo, tmp_path: Path):
+    link = tmp_path / "link-to-project"
+    link.symlink_to(project.path)
+    through_link = Agent(project, "s1")
+    through_link.cwd = link
+    through_link.failed("make check")
+    assert Agent(project, "s2").before("make check") is not None  # before any sync
+    again = Agent(project, "s3")
+    again.cwd = link
+    assert again.before("make check") is not None
+
+
+def test_a_search_that_finds_nothing_is_not_a_failure(project: Repo):
+    agent = Agent(project, "s1")
+    agent.failed("grep -rn TODO src")
+    agent.failed("git diff --quiet")
+    agent.failed("cat app.log | grep -c ERROR")
+    for command in ("grep -rn TODO src", "git diff --quiet", "cat app.log | grep -c ERROR"):
+        assert Agent(project, f"fresh-{command}").before(command) is None, command
+    agent.failed("grep -rn TODO src", error="Exit code 2\ngrep: src: No such file")
+    assert Agent(project, "later").before("grep -rn TODO src") is not None  # 2 is an error
+
+
+def test_a_failure_that_has_passed_many_times_since_is_history(project: Repo):
+    agent = Agent(project, "s1")
+    agent.failed("git push")
+    agent.ran("git push")
+    agent.ran("git push")
+    assert Agent(project, "s2").before("git push") is not None  # passed twice: still worth it
+    agent.ran("git push")
+    assert Agent(project, "s3").before("git push") is None  # three times: settled
+
+
+def test_only_an_undo_of_the_fixed_files_counts_as_a_revert(project: Repo):
+    agent = Agent(project, "s1")
+    agent.failed("make check")
+    agent.edited("src/retry.py")
+    agent.ran("make check")
+    for command in (
+        "git stash pop",
+        "git restore --staged src/retry.py",
+        "git checkout -- README.md",
+        "git reset HEAD~1",
+    ):
+        agent.ran(command)
+        note = Agent(project, f"after {command}").before("make check")
+        assert note is not None and "reverted" not in note, command
+    agent.ran("git reset --hard")
+    note = Agent(project, "after reset").before("make check")
+    assert note is not None and "reverted since: `git reset --hard`" in note
+
+
+def test_a_fix_without_recorded_edits_is_never_reported_reverted(project: Repo):
+    agent = Agent(project, "s1")
+    agent.failed("pytest -x")
+    agent.ran("pytest -x")  # a flaky pass: nothing was edited
+    agent.ran("git checkout -- src/retry.py")
+    note = Agent(project, "s2").before("pytest -x")
+    assert note is not None and "reverted" not in note
+
+
+def test_a_denied_command_is_not_a_failure(project: Repo, home: Path):
+    agent = Agent(project, "s1")
+    agent.failed("rm -rf build", error="The user doesn't want to proceed with this tool use.")
+    assert log_records(home)[0]["outcome"] == "denied"
+    assert Agent(project, "s2").before("rm -rf build") is None
+
+
+def test_an_older_database_still_gets_notes_from_the_unsynced_log(project: Repo):
+    import sqlite3
+
+    db = project.path / ".nexusmem" / "memory.db"
+    with sqlite3.connect(db) as conn:  # what a NexusMem before schema 4 left behind
+        conn.execute("drop table links")
+        conn.execute("delete from schema_migrations where version = 4")
+    Agent(project, "s1").failed("make docs")
+    assert Agent(project, "s2").before("make docs") is not None
+
+
+def test_a_torn_log_line_loses_only_itself(project: Repo, home: Path):
+    Agent(project, "s1").failed("make docs")
+    with (home / "agent-events.jsonl").open("ab") as log:
+        log.write(b'{"v":1,"id":"torn","cmd":"ma')  # a writer killed mid-line
+    Agent(project, "s1b").failed("make docs")
+    assert len(log_records_lenient(home)) == 2
+    note = Agent(project, "s2").before("make docs")
+    assert note is not None and "failed 2 times" in note
+
+
+def log_records_lenient(home: Path) -> list[dict]:
+    import json
+
+    out = []
+    for line in (home / "agent-events.jsonl").read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
