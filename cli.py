@@ -267,18 +267,23 @@ def cmd_agent(args: argparse.Namespace) -> int:
         return 0
     path = claude.project_file(Path(args.C)) if args.project else claude.user_file()
     if args.action == "install":
-        result = claude.install(path)
+        result = claude.install(path, project=args.project)
         if args.json:
             _print_json(result.__dict__)
             return 0
         _warn(result.warnings)
         if not result.changed:
             print(f"the NexusMem hooks in {result.path} are up to date")
-            return 0
-        print(
-            f"wrote {', '.join(result.events)} hooks to {result.path}\n"
-            f"  command: {result.command}\nrestart Claude Code to load the hooks"
-        )
+        else:
+            print(
+                f"wrote {', '.join(result.events)} hooks to {result.path}\n"
+                f"  command: {result.command}\nrestart Claude Code to load the hooks"
+            )
+        if result.git_excluded:
+            print(
+                f"added /.claude/settings.local.json to {result.git_excluded}: git ignores it, "
+                "as it holds this machine's paths"
+            )
     else:
         found = claude.remove(path)
         if args.json:
@@ -466,8 +471,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--project",
         action="store_true",
-        help="install/remove in the repository's .claude/settings.local.json "
-        "(default: ~/.claude/settings.json)",
+        help="install/remove in the repository's .claude/settings.local.json, which install "
+        "makes git ignore (default: ~/.claude/settings.json)",
     )
     p.set_defaults(func=cmd_agent, sync=True)
 

@@ -8,7 +8,9 @@ still replaced or removed. The file is written the way Claude Code writes it (tw
 a final newline), so a file in that form comes back byte for byte after install then remove; the
 one exception is a ``"hooks"`` object left empty by remove, which is dropped. A file that is not
 valid JSON, or whose ``hooks`` are not shaped as Claude Code expects, is refused and never
-rewritten. Standard library only: this runs from the CLI without an event loop.
+rewritten. The project file holds this machine's absolute paths, so install also makes git
+ignore it (in the clone's ``info/exclude``) unless something already does. Standard library
+only: this runs from the CLI without an event loop.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from ...errors import (
     NexusMemError,
     NotAGitRepositoryError,
 )
-from ...files import read_bytes, replace_file
+from ...files import read_bytes, read_text, replace_file
 
 __all__ = [
     "DROPS_FILE",
@@ -73,24 +75,22 @@ def user_file(environ: dict[str, str] | None = None) -> Path:
     return Path(env.get("HOME") or Path.home()) / ".claude" / "settings.json"
 
 
-def project_file(path: Path) -> Path:
-    """``.claude/settings.local.json`` at the root of the repository containing ``path``."""
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=path,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
     except FileNotFoundError as err:
-        if not path.is_dir():
-            raise NotAGitRepositoryError(f"{path} does not exist: pass -C <repository>") from err
+        if not cwd.is_dir():
+            raise NotAGitRepositoryError(f"{cwd} does not exist: pass -C <repository>") from err
         raise GitNotFoundError(
             "git is not installed or not on PATH: install git and try again"
         ) from err
     except NotADirectoryError as err:
-        raise NotAGitRepositoryError(f"{path} is not a directory: pass -C <repository>") from err
+        raise NotAGitRepositoryError(f"{cwd} is not a directory: pass -C <repository>") from err
+
+
+def project_file(path: Path) -> Path:
+    """``.claude/settings.local.json`` at the root of the repository containing ``path``."""
+    out = _git(path, "rev-parse", "--show-toplevel")
     if out.returncode != 0:
         raise NotAGitRepositoryError(
             f"{path} is not inside a git repository: run NexusMem in a repository or pass -C <path>"
@@ -191,10 +191,18 @@ class InstallResult:
     command: str
     events: list[str]
     warnings: list[str]
+    git_excluded: str | None = None  # the exclude file the project file was just added to
 
 
-def install(path: Path, python: str = sys.executable, hook: Path = HOOK) -> InstallResult:
-    """Put our entries into ``path`` (replacing any older ones); idempotent."""
+def install(
+    path: Path, python: str = sys.executable, hook: Path = HOOK, *, project: bool = False
+) -> InstallResult:
+    """Put our entries into ``path`` (replacing any older ones); idempotent.
+
+    ``project``: ``path`` is a repository's ``.claude/settings.local.json``. It holds this
+    machine's absolute paths, so git is made to ignore it (see :func:`_ignore_in_git`).
+    """
+    link = path
     path = path.resolve()  # a symlinked settings file (dotfiles) stays a symlink
     data = _load(path) or {}
     before = json.dumps(data)
@@ -207,9 +215,39 @@ def install(path: Path, python: str = sys.executable, hook: Path = HOOK) -> Inst
     changed = json.dumps(data) != before
     if changed:
         _write(path, data)
-    return InstallResult(
+    result = InstallResult(
         str(path), changed, command, [e for e, _, _ in EVENTS], _missing_paths(command, "")
     )
+    if project:
+        result.git_excluded = _ignore_in_git(link, result.warnings)
+    return result
+
+
+def _ignore_in_git(path: Path, warnings: list[str]) -> str | None:
+    """Unless git already ignores ``path`` (``<top>/.claude/settings.local.json``), add it to
+    the repository's ``info/exclude``: local to this clone and shared by its worktrees, where a
+    ``.gitignore`` would be a change to commit. Return that file when it was changed."""
+    top = path.parent.parent
+    name = path.relative_to(top).as_posix()
+    check = _git(top, "check-ignore", "-q", name)
+    if check.returncode == 0:
+        return None
+    where = _git(top, "rev-parse", "--git-path", "info/exclude")
+    # check-ignore exits 1 for "not ignored"; anything else (.claude a symlink) is no answer.
+    failed = check if check.returncode != 1 else where if where.returncode != 0 else None
+    if failed is not None:
+        reason = (failed.stderr.strip().splitlines() or [f"exit code {failed.returncode}"])[0]
+        warnings.append(
+            f"could not make git ignore {name} ({reason}): if `git status` lists it, "
+            "ignore it yourself, as it holds this machine's paths"
+        )
+        return None
+    exclude = Path(os.path.abspath(top / where.stdout.strip()))  # relative to ``top``, or not
+    text = read_text(exclude) or ""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    replace_file(exclude, f"{text}/{name}\n")
+    return str(exclude)
 
 
 def remove(path: Path) -> bool:
