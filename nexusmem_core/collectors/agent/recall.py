@@ -233,6 +233,9 @@ class Memory:
             start = hooklog.LogCursor(max(0, size - TAIL_BYTES), "")
         prefixes = self.prefixes
         resolved: dict[str, str] = {}
+        # The agent hook stores resolved directories, so a line of another repository can be
+        # passed over without parsing it: most of a shared log is other repositories'.
+        marks = [json.dumps(t)[1:-1].encode() for t in self.tops] if kind == "agent" else []
         with contextlib.suppress(OSError), open(path, "rb") as handle:
             handle.seek(start.offset)
             if start.offset and not start.head:
@@ -240,6 +243,8 @@ class Memory:
             for line in handle:
                 if not line.endswith(b"\n"):
                     break
+                if marks and not any(mark in line for mark in marks):
+                    continue
                 try:
                     record = json.loads(line)
                 except ValueError:
