@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .collectors.git import RepoInfo, read_repo
+from .collectors.git import RepoInfo, main_checkout, read_repo
 from .config import ProjectConfig, Settings, dump_config, load_config
 from .embed.ollama import OllamaEmbedder
 from .errors import NotInitialisedError
@@ -22,7 +22,7 @@ from .paths import CONFIG_FILE, DB_FILE, workspace_dir
 from .registry import ProjectEntry
 from .store.db import Database, open_database
 
-__all__ = ["Engine", "ensure_workspace", "open_engine", "read_project"]
+__all__ = ["Engine", "ensure_workspace", "memory_repo", "open_engine", "read_project"]
 
 
 @dataclass
@@ -98,9 +98,20 @@ def ensure_workspace(root: Path) -> list[str]:
     return created
 
 
+async def memory_repo(checkout: RepoInfo) -> RepoInfo:
+    """The repository whose memory ``checkout`` uses: itself, or for a linked worktree without a
+    ``.nexusmem/`` of its own, its main checkout (HEAD and all: a worktree shares its memory,
+    it does not move the main checkout's git cursor to its own branch)."""
+    if workspace_dir(checkout.root).exists():
+        return checkout
+    main = await main_checkout(checkout.root)
+    return checkout if main is None else await read_repo(main)
+
+
 async def read_project(path: Path) -> tuple[RepoInfo, ProjectConfig]:
-    """The repository containing ``path`` and its config, without opening (or creating) memory."""
-    repo = await read_repo(path.expanduser())
+    """The repository whose memory ``path`` belongs to (see :func:`memory_repo`) and its config,
+    without opening (or creating) memory."""
+    repo = await memory_repo(await read_repo(path.expanduser()))
     return repo, load_config(workspace_dir(repo.root) / CONFIG_FILE)
 
 
@@ -108,12 +119,13 @@ async def read_project(path: Path) -> tuple[RepoInfo, ProjectConfig]:
 async def open_engine(
     settings: Settings, path: Path, *, create: bool = False, read_only: bool = False
 ) -> AsyncIterator[Engine]:
-    """Open the memory of the repository containing ``path``.
+    """Open the memory of the repository containing ``path`` (in a linked worktree, usually its
+    main checkout's: see :func:`memory_repo`).
 
     ``create`` makes the workspace if it is missing (``init``, and ``sync_project`` over MCP);
     otherwise a repository without one raises NotInitialisedError.
     """
-    repo = await read_repo(path.expanduser())
+    repo = await memory_repo(await read_repo(path.expanduser()))
     ws = workspace_dir(repo.root)
     if create:
         ensure_workspace(repo.root)

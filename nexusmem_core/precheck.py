@@ -17,7 +17,9 @@ unless ``--strict`` is asked for):
   fewer than 20 files changed, that is the most-changed file).
 
 A repository that was never initialised is checked quietly as clean: this runs inside
-``git commit`` in repositories that may never have heard of NexusMem.
+``git commit`` in repositories that may never have heard of NexusMem. In a linked worktree the
+worktree's own files are checked against its main checkout's memory, where its commands are
+recorded too.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from typing import Any
 
 from .chains import UnresolvedFailure, unresolved_failures
 from .collectors.git import git, read_repo
+from .collectors.shell.scope import repository_roots
 from .config import Settings
-from .engine import open_engine
+from .engine import memory_repo, open_engine
 from .errors import ConfigError, StoreError
 from .paths import DB_FILE, workspace_dir
 from .store.db import Database
@@ -93,10 +96,11 @@ async def precheck(
     """Warn about ``files`` (default: the staged ones; ``working``: every changed or untracked
     file in the working tree) named by recent unresolved failures, or changing very often."""
     now = time.time() if now is None else now
-    repo = await read_repo(path.expanduser())
+    checkout = await read_repo(path.expanduser())
+    repo = await memory_repo(checkout)  # in a linked worktree, usually the main checkout
     if not (workspace_dir(repo.root) / DB_FILE).exists():
         return PrecheckReport(files=[], skipped="not initialised")
-    checked = await _files(repo.root, files, working)
+    checked = await _files(checkout.root, files, working)
     report = PrecheckReport(files=checked)
     if not checked:
         return report
@@ -105,9 +109,10 @@ async def precheck(
         async with open_engine(settings, repo.root, read_only=True) as engine:
             failures = await unresolved_failures(engine.db, engine.project_id, since)
             texts = await _texts(engine.db, [f.id for f in failures])
-            names = await _name_counts(repo.root, checked, working) if failures else {}
-            root = repo.root.as_posix()
-            report.warnings += _failure_warnings(checked, failures, texts, names, root, now)
+            names = await _name_counts(checkout.root, checked, working) if failures else {}
+            root = checkout.root.as_posix()
+            others = await repository_roots(repo.root) if failures else []
+            report.warnings += _failure_warnings(checked, failures, texts, names, root, now, others)
             report.warnings += await _churn_warnings(engine.db, engine.project_id, checked, since)
     except (StoreError, ConfigError) as err:
         # Advisory: a memory that cannot be read must not stop a commit.
@@ -180,25 +185,27 @@ def _looks_like_file(name: str) -> bool:
     return "." in name[1:] or (name.startswith(".") and len(name) > 3)
 
 
-def _cwd_in_repo(cwd: str | None, root: str) -> str | None:
-    """The failure's working directory relative to the repository, if it was inside."""
+def _cwd_in_repo(cwd: str | None, roots: list[str]) -> str | None:
+    """The failure's working directory relative to the checkout it was in, if any (the
+    deepest: a worktree may sit inside the main checkout)."""
     if not cwd:
         return None
-    real, base = os.path.realpath(cwd), os.path.realpath(root)
-    if real == base:
-        return "."
-    if real.startswith(base + os.sep):
-        return Path(os.path.relpath(real, base)).as_posix()
+    real = os.path.realpath(cwd)
+    for base in sorted({os.path.realpath(r) for r in roots}, key=len, reverse=True):
+        if real == base:
+            return "."
+        if real.startswith(base.rstrip(os.sep) + os.sep):
+            return Path(os.path.relpath(real, base)).as_posix()
     return None
 
 
-def _names(token: str, path: str, cwd: str | None, root: str, unique: bool) -> bool:
+def _names(token: str, path: str, cwd: str | None, roots: list[str], unique: bool) -> bool:
     """Whether ``token``, as written in a command run in ``cwd``, means the file ``path``."""
     t = token.replace("\\", "/").rstrip(".,")
     if "/" not in t and not _looks_like_file(t):
         return False
     if t.startswith("/") or re.match(r"^[A-Za-z]:/", t):
-        return any(t == f"{base}/{path}" for base in {root, os.path.realpath(root)})
+        return any(t == f"{base}/{path}" for base in roots)
     if t.startswith("~"):
         return False
     t = posixpath.normpath(t)
@@ -214,15 +221,20 @@ def _failure_warnings(
     names: dict[str, int],
     root: str,
     now: float,
+    others: list[str] | None = None,
 ) -> list[PrecheckWarning]:
+    """``root`` is the checked checkout's top; ``others`` the repository's other checkouts
+    (main and worktrees), where a command may have named the same file by another path."""
+    given = [root, *(others or [])]
+    roots = list(dict.fromkeys([*given, *(Path(os.path.realpath(r)).as_posix() for r in given)]))
     hits: dict[str, list[tuple[UnresolvedFailure, bool]]] = {}
     for failure in failures:  # newest first
-        cwd = _cwd_in_repo(failure.cwd, root)
+        cwd = _cwd_in_repo(failure.cwd, roots)
         tokens = set(_TOKEN.findall(texts.get(failure.id, failure.title)))
         for path in checked:
             unique = names.get(posixpath.basename(path), 0) == 1
-            edited = any(_names(e, path, cwd, root, False) for e in failure.edited if e)
-            if edited or any(_names(t, path, cwd, root, unique) for t in tokens):
+            edited = any(_names(e, path, cwd, roots, False) for e in failure.edited if e)
+            if edited or any(_names(t, path, cwd, roots, unique) for t in tokens):
                 hits.setdefault(path, []).append((failure, edited))
     warnings = []
     for path in checked:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -175,3 +176,80 @@ async def test_git_commit_starts_a_sync_in_the_background(repo: Repo):
 def test_a_malformed_hook_command_is_a_usage_error(repo: Repo, args: tuple[str, ...]):
     out = hook(repo, *args)
     assert out.returncode == 2 and out.stderr.startswith("error: ") and out.stdout == ""
+
+
+def worktree(repo: Repo, name: str = "feature") -> Repo:
+    """A linked worktree of ``repo`` on a new branch, beside it."""
+    path = repo.path.parent / f"{repo.path.name}-{name}"
+    repo.git("worktree", "add", "-q", "-b", name, str(path))
+    linked = Repo.__new__(Repo)  # the worktree shares the repository: no git init
+    linked.path, linked.clock = path, repo.clock
+    return linked
+
+
+def commands(db: Path) -> set[tuple[str, str]]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("select source, title from nodes where kind = 'shell_command'")
+        found = set(rows.fetchall())
+    conn.close()
+    return found
+
+
+async def test_a_commit_in_a_worktree_syncs_the_main_checkout_memory(repo: Repo, home: Path):
+    from .collectors.agent.hookrun import payload, run_hook
+
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    assert run_cli("sync", "--no-embed", "-C", str(repo.path)).returncode == 0
+    assert hook(repo, "git-post", "install").returncode == 0
+    assert hook(repo, "git", "install").returncode == 0
+    main_head = repo.git("rev-parse", "HEAD").strip()
+    wt = worktree(repo)
+    log_command(home, "make lint", wt.path / "src", exit_code=2)
+    agent = payload("failure_bash_exit", wt.path, command="npm run e2e")
+    assert run_hook(agent).returncode == 0
+    wt.write("src/retry.py", "RETRY_BUDGET = 7\n")
+    wt.git("add", "-A")
+    out = git_commit(wt, "fix: seven retries")
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
+    db = repo.path / ".nexusmem" / "memory.db"
+    lock = repo.path / ".nexusmem" / "sync.lock"
+    wanted = {("shell:hook", "make lint"), ("agent:claude", "npm run e2e")}
+    with anyio.fail_after(30):
+        while not (wanted <= commands(db) and not lock.exists()):
+            await anyio.sleep(0.05)
+    # The main checkout's memory follows the main checkout's HEAD, not the worktree's branch.
+    with sqlite3.connect(db) as conn:
+        (cursor,) = conn.execute("select value from cursors where source = 'git'").fetchone()
+        shas = {ref for (ref,) in conn.execute("select ref from nodes where kind = 'git_commit'")}
+    conn.close()
+    assert cursor == main_head and wt.git("rev-parse", "HEAD").strip() not in shas
+    assert not (wt.path / ".nexusmem").exists()
+    by_hand = run_cli("sync", "--no-embed", "--json", "-C", str(wt.path / "src"))
+    assert by_hand.returncode == 0, by_hand.stderr
+    assert json.loads(by_hand.stdout)["root"] == str(repo.path.resolve())
+
+
+def test_git_commit_in_a_worktree_runs_precheck_against_the_main_memory(make_repo, home: Path):
+    r = make_repo("app")
+    r.clock = int(time.time()) - 10 * DAY
+    r.commit("feat: upload", {"src/upload.py": "def upload(): ...\n", "src/retry.py": "R = 1\n"})
+    run_cli("init", "-C", str(r.path))
+    assert hook(r, "git", "install").returncode == 0
+    wt = worktree(r)
+    log_command(home, "python src/upload.py", r.path, exit_code=1, start=time.time() - 600)
+    log_command(home, "mypy retry.py", wt.path / "src", exit_code=1, start=time.time() - 300)
+    assert run_cli("sync", "--no-embed", "-C", str(wt.path)).returncode == 0
+    wt.write("src/upload.py", "def upload(): return 1\n")
+    wt.write("src/retry.py", "R = 2\n")
+    wt.git("add", "-A")
+    out = git_commit(wt, "fix: upload returns")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines()[:2] == [
+        "src/retry.py: is named by `mypy retry.py`, which failed 5 min ago and has not passed "
+        "since",
+        "src/upload.py: is named by `python src/upload.py`, which failed 10 min ago and has not "
+        "passed since",
+    ]
+    assert wt.git("log", "-1", "--format=%s").strip() == "fix: upload returns"
+    checked = run_cli("precheck", "--files", "src/upload.py", "--json", "-C", str(wt.path))
+    assert [w["path"] for w in json.loads(checked.stdout)["warnings"]] == ["src/upload.py"]

@@ -30,6 +30,7 @@ __all__ = [
     "git_stream",
     "is_ancestor",
     "log_records",
+    "main_checkout",
     "normalize_origin",
     "parse_header",
     "read_repo",
@@ -87,8 +88,16 @@ class Commit:
         return len(self.parents) > 1
 
 
+# Variables that pin git to one repository. git exports GIT_DIR to the hooks it runs in a
+# linked worktree; inherited, it would make every command here read that worktree, even one
+# run in the main checkout. Each command names its repository by its cwd instead.
+# (GIT_INDEX_FILE stays: precheck must see the index the commit is being made from.)
+_PINNED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+
+
 def _env() -> dict[str, str]:
-    return {**os.environ, **_GIT_ENV}
+    env = {k: v for k, v in os.environ.items() if k not in _PINNED}
+    return {**env, **_GIT_ENV}
 
 
 _GIT_MISSING = "git is not installed or not on PATH: install git and try again"
@@ -148,6 +157,17 @@ async def read_repo(path: Path) -> RepoInfo:
     origin = (await git(root, "config", "--get", "remote.origin.url", check=False)).strip()
     head = (await git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)).strip()
     return RepoInfo(root=root.resolve(), origin=origin or None, head=head or None)
+
+
+async def main_checkout(root: Path) -> Path | None:
+    """The main checkout of the linked worktree whose top is ``root``; None for a main checkout,
+    and for a worktree of a bare repository (it has no checkout of its own)."""
+    common = (await git(root, "rev-parse", "--git-common-dir")).strip()
+    # Relative to ``root`` (git prints ".git" in a main checkout), or absolute.
+    common_dir = Path(os.path.realpath(root / common))
+    if common_dir.name != ".git" or common_dir.parent == root.resolve():
+        return None
+    return common_dir.parent
 
 
 async def is_ancestor(root: Path, older: str, newer: str) -> bool:
