@@ -58,6 +58,7 @@ from _common import (
 )
 
 sys.path.insert(0, str(ROOT))
+from nexusmem_core.collectors.commands import is_predicate
 from nexusmem_core.collectors.shell.hooklog import LOG_FILE
 from nexusmem_core.collectors.shell.record import build_record
 from nexusmem_core.lock import SYNC_LOCK, acquire
@@ -377,6 +378,22 @@ class Driver:
         self.notes = []
 
 
+def due_notes(records: list) -> list[tuple[str, str]]:
+    """(command, directory) pairs a note is due for: the command's last run in that directory,
+    in the last 90 days, failed with an error (not a search's "nothing found")."""
+    last: dict[tuple[str, str], dict] = {}
+    for r in sorted(records, key=lambda r: r["start"]):
+        last[(r["cmd"], r["cwd"])] = r
+    recent = time.time() - 90 * 86400
+    return sorted(
+        key
+        for key, r in last.items()
+        if r["exit"] not in (None, 0, 130, 131)
+        and r["start"] >= recent
+        and not (r["exit"] == 1 and is_predicate(key[0]))
+    )
+
+
 def bench_notes(repo: Path, base: Path, env: dict, records: list, quick: bool) -> int:
     rng, hook = random.Random(7), Driver(env)
     agent = [json.loads(line) for line in (base / "home" / "agent-events.jsonl").open()]
@@ -426,19 +443,21 @@ def bench_notes(repo: Path, base: Path, env: dict, records: list, quick: bool) -
         hook(bash("PostToolUseFailure", sid(), repo, c))
     hook.row("(b) first failure of a new command (PostToolUseFailure)", 0, 0)
     say("notes: rationing (c)")
+    due = due_notes(records)
     session = sid()
-    for c in rng.sample(failed, 10):
-        hook(bash("PreToolUse", session, repo, c))
+    for c, cwd in rng.sample(due, 10):
+        hook(bash("PreToolUse", session, Path(cwd), c))
     hook.row("(c) 10 distinct failed commands in one session", 5, 10)
-    session, again = sid(), rng.choice(failed)
+    session, (again, cwd) = sid(), rng.choice(due)
     for _ in range(3):
-        hook(bash("PreToolUse", session, repo, again))
+        hook(bash("PreToolUse", session, Path(cwd), again))
     hook.row("(c) the same failed command 3 times in one session", 1, 3)
     print("## 2. Notes emitted and suppressed\n")
     print(
         "The hook as whole processes on the memory of part 1. A note is *due* on a call for a "
-        "command with a failure on record; what is due beyond the allowance (5 notes a session, "
-        "one per command) is suppressed. Each (b) call has its own session.\n"
+        "command whose last run in that directory in the last 90 days failed (an error, not a "
+        "search finding nothing); what is due beyond the allowance (5 notes a session, one per "
+        "command) is suppressed. Each (b) call has its own session.\n"
     )
     heads = ["situation", "hook calls", "notes expected", "notes got", "suppressed expected"]
     print(table([*heads, "suppressed got", "result"], hook.rows))
