@@ -31,20 +31,24 @@ def _path(home: str, session: str) -> str:
 
 
 @contextlib.contextmanager
-def session_state(home: str, session: str) -> Iterator[dict[str, Any]]:
-    """The session's state, locked; changes to the dict are written back on exit."""
-    path = _path(home, session or "no-session")
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+def _locked_json(path: str, dir_mode: int = 0o700) -> Iterator[dict[str, Any]]:
+    """A small JSON object in a file, read and written back under an exclusive lock; a file
+    that is not such an object reads as empty (it is only our own bookkeeping)."""
+    os.makedirs(os.path.dirname(path), mode=dir_mode, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         _lock(fd)
         raw = b""
         while chunk := os.read(fd, 65536):
             raw += chunk
-        state = _decode(raw)
-        before = json.dumps(state, sort_keys=True)
-        yield state
-        after = json.dumps(state, sort_keys=True)
+        try:
+            data = json.loads(raw) if raw else {}
+        except ValueError:
+            data = {}
+        data = data if isinstance(data, dict) else {}
+        before = json.dumps(data, sort_keys=True)
+        yield data
+        after = json.dumps(data, sort_keys=True)
         if after != before:
             os.lseek(fd, 0, os.SEEK_SET)
             os.ftruncate(fd, 0)
@@ -53,22 +57,17 @@ def session_state(home: str, session: str) -> Iterator[dict[str, Any]]:
         os.close(fd)  # closing releases the lock
 
 
-def _decode(raw: bytes) -> dict[str, Any]:
-    try:
-        state = json.loads(raw) if raw else {}
-    except ValueError:
-        state = {}
-    if not isinstance(state, dict):
-        state = {}
-    edits = state.get("edits")
-    state["edits"] = (
-        [p for p in edits if isinstance(p, str)][-MAX_EDITS:] if isinstance(edits, list) else []
-    )
-    noted = state.get("noted")
-    state["noted"] = noted if isinstance(noted, dict) else {}
-    notes = state.get("notes")
-    state["notes"] = notes if isinstance(notes, int) else 0
-    return state
+@contextlib.contextmanager
+def session_state(home: str, session: str) -> Iterator[dict[str, Any]]:
+    """The session's state, locked; changes to the dict are written back on exit."""
+    with _locked_json(_path(home, session or "no-session")) as state:
+        edits, noted, notes = state.get("edits"), state.get("noted"), state.get("notes")
+        state["edits"] = (
+            [p for p in edits if isinstance(p, str)][-MAX_EDITS:] if isinstance(edits, list) else []
+        )
+        state["noted"] = noted if isinstance(noted, dict) else {}
+        state["notes"] = notes if isinstance(notes, int) else 0
+        yield state
 
 
 def _lock(fd: int) -> None:
@@ -101,20 +100,6 @@ DROPS = "agent-drops.json"
 
 def count_drop(home: str, reason: str) -> None:
     """Count a payload the hook could not use, by reason: ``agent status`` shows the counts."""
-    os.makedirs(home, exist_ok=True)
-    fd = os.open(os.path.join(home, DROPS), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        _lock(fd)
-        raw = os.read(fd, 65536)
-        try:
-            counts = json.loads(raw) if raw else {}
-        except ValueError:
-            counts = {}
-        if not isinstance(counts, dict):
-            counts = {}
-        counts[reason] = int(counts.get(reason, 0) or 0) + 1
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.ftruncate(fd, 0)
-        os.write(fd, json.dumps(counts, sort_keys=True).encode())
-    finally:
-        os.close(fd)
+    with _locked_json(os.path.join(home, DROPS), dir_mode=0o755) as counts:
+        count = counts.get(reason)
+        counts[reason] = (count if isinstance(count, int) else 0) + 1
