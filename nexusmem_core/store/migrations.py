@@ -130,11 +130,59 @@ create index nodes_command_hash on nodes(project_id, json_extract(meta, '$.cmd_h
     where kind = 'shell_command';
 """
 
+# Trust and hygiene. Every destructive operation leaves an audit row (what and how many, never
+# the value it removed) and tombstones (hashes only) for the nodes it deleted. The deny list
+# keeps a forgotten literal as a salted hash (salt per entry, so an entry can move to another
+# checkout with --export/--import), never in clear text. Contradiction verdicts are cached per
+# pair and model, so no pair is ever sent to the model twice.
+_V5_HYGIENE = """
+create table audit (
+    id         integer primary key,
+    project_id text,
+    at         integer not null,
+    operation  text not null,              -- forget, scrub-secrets, prune-source, review, ...
+    detail     text not null default '{}', -- JSON: what was done, never a removed value
+    count      integer not null default 0
+);
+create table tombstones (
+    node_id      text primary key,         -- the removed node's id
+    project_id   text not null,
+    kind         text not null,
+    source       text not null,
+    content_hash text not null,
+    removed_at   integer not null,
+    operation    text not null             -- forget, scrub-secrets, prune-source
+) without rowid;
+create table deny_list (
+    id          integer primary key,
+    project_id  text not null,
+    kind        text not null check (kind in ('literal', 'regex')),
+    value       text not null,             -- sha256(salt + value) for a literal; the pattern
+    salt        text not null default '',
+    length      integer,                   -- a literal's length in characters
+    ignore_case integer not null default 0,
+    reason      text,
+    created_at  integer not null,
+    unique (project_id, kind, value, ignore_case)
+);
+create table contradictions (
+    old_id     text not null,
+    new_id     text not null,
+    model      text not null,
+    verdict    text not null check (verdict in ('yes', 'no', 'unknown')),
+    checked_at integer not null,
+    dismissed  integer not null default 0,
+    primary key (old_id, new_id, model)
+) without rowid;
+create index nodes_project_created on nodes(project_id, created_at);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
     (3, "embeddings", _V3_EMBEDDINGS),
     (4, "links", _V4_LINKS),
+    (5, "hygiene", _V5_HYGIENE),
 ]
 
 

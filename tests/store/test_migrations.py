@@ -17,6 +17,10 @@ EXPECTED_TABLES = {
     "nodes_fts",
     "embeddings",
     "links",
+    "audit",
+    "tombstones",
+    "deny_list",
+    "contradictions",
 }
 EXPECTED_NODE_COLUMNS = [
     "seq",
