@@ -140,10 +140,14 @@ async def cmd_query(settings: Settings, args: argparse.Namespace) -> int:
 
     text = " ".join(args.text)
     if args.all_projects:
-        response = await handlers.search_all(settings, text, args.budget, not args.no_vector)
+        response = await handlers.search_all(
+            settings, text, args.budget, not args.no_vector, args.as_of
+        )
     else:
         async with _engine(settings, args, read_only=True) as engine:
-            response = await handlers.search(engine, text, args.budget, not args.no_vector)
+            response = await handlers.search(
+                engine, text, args.budget, not args.no_vector, args.as_of
+            )
     if args.json:
         _print_json(response.to_dict())
     else:
@@ -404,6 +408,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--all-projects", action="store_true", help="search every registered repository")
     p.add_argument("--no-vector", action="store_true", help="BM25 only: no embedding call")
+    p.add_argument(
+        "--as-of",
+        metavar="DATE",
+        help="read memory as it was then: only what was recorded by DATE (YYYY-MM-DD[THH:MM])",
+    )
     p.set_defaults(func=cmd_query)
 
     p = sub.add_parser("status", parents=[repo, as_json], help="what is remembered")

@@ -252,7 +252,9 @@ async def chain_counts(db: Database, project_id: str) -> ChainCounts:
     return ChainCounts(*(int(v or 0) for v in row))
 
 
-async def follow(db: Database, ranked: list[Candidate]) -> list[Candidate]:
+async def follow(
+    db: Database, ranked: list[Candidate], as_of: int | None = None
+) -> list[Candidate]:
     """``ranked`` with each linked failure's fixes right after it, at the failure's score.
 
     The fix need not match the query: asking why something failed should also show what fixed
@@ -264,15 +266,17 @@ async def follow(db: Database, ranked: list[Candidate]) -> list[Candidate]:
         return ranked
     marks = ",".join("?" * len(failures))
     links = await db.fetchall(
-        f"select src, dst, kind from links where src in ({marks}) order by kind desc",
-        [c.id for c in failures],
+        f"select src, dst, kind from links where src in ({marks}) and created_at <= ? "
+        "order by kind desc",
+        [*(c.id for c in failures), as_of or 2**62],
     )
     if not links:
         return ranked
     wanted = sorted({dst for _, dst, _ in links})
     rows = await db.fetchall(
-        f"select {NODE_COLUMNS} from nodes n where n.id in ({','.join('?' * len(wanted))})",
-        wanted,
+        f"select {NODE_COLUMNS} from nodes n where n.id in ({','.join('?' * len(wanted))}) "
+        "and n.created_at <= ?",
+        [*wanted, as_of or 2**62],
     )
     nodes = {row[0]: row for row in rows}
     fixes: dict[str, list[tuple[str, str]]] = {}

@@ -104,12 +104,53 @@ async def init_project(settings: Settings, path: Path) -> tuple[Path, list[str]]
 # -------------------------------------------------------------------------------------- search
 
 
-async def _lexical(db: Database, pid: str, query: str) -> list[Candidate]:
+async def _lexical(db: Database, pid: str, query: str, as_of: int | None) -> list[Candidate]:
     match = fts_match(await informative_terms(db, query_terms(query)))
-    return await bm25_candidates(db, match, pid, CANDIDATES) if match else []
+    return await bm25_candidates(db, match, pid, CANDIDATES, as_of) if match else []
 
 
-async def _semantic(engine: Engine, query: str) -> tuple[list[Candidate], str]:
+def parse_as_of(text: str | None) -> int | None:
+    """``--as-of``: a date (the end of that day, local time) or a date and time, as unix
+    seconds; None for None. An unreadable date is a one-line error."""
+    if text is None:
+        return None
+    import datetime as dt
+
+    value = text.strip()
+    try:
+        if len(value) == 10:
+            day = dt.date.fromisoformat(value)
+            moment = dt.datetime.combine(day, dt.time(23, 59, 59))
+        else:
+            moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"--as-of: {text!r} is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]"
+        ) from None
+    return int(moment.timestamp())  # a naive value is local time
+
+
+async def _installed(db: Database, pid: str) -> int | None:
+    """When NexusMem started recording this repository: its first sync."""
+    row = await db.fetchone("select created_at from projects where id = ?", (pid,))
+    return int(row[0]) if row and row[0] is not None else None
+
+
+def _capture(candidates: list[Candidate], installed: int | None) -> None:
+    """How each event reached memory: as it happened (after set-up), imported from before,
+    or from a source that does not say when (a history file without timestamps)."""
+    for c in candidates:
+        if c.ts is None:
+            c.capture = "origin-unknown"
+        elif installed is not None and c.ts >= installed:
+            c.capture = "post-install"
+        else:
+            c.capture = "backfilled"
+
+
+async def _semantic(
+    engine: Engine, query: str, as_of: int | None = None
+) -> tuple[list[Candidate], str]:
     """The vector arm's candidates, nearest first, and what became of it ("used" or why not)."""
     embedder = engine.embedder(for_query=True)
     if embedder is None:
@@ -120,12 +161,16 @@ async def _semantic(engine: Engine, query: str) -> tuple[list[Candidate], str]:
         (query_vector,) = await embedder.embed([query])
     except EmbedUnavailableError as err:
         return [], f"skipped: {err}"
+    depth = CANDIDATES if as_of is None else CANDIDATES * 4  # later records are dropped below
     try:
-        hits = await vectors.knn(engine.db, engine.project_id, query_vector, CANDIDATES)
+        hits = await vectors.knn(engine.db, engine.project_id, query_vector, depth)
     except DB_ERRORS as err:  # e.g. a query vector of another dimension than the stored ones
         return [], f"skipped: {err}; run `nexusmem sync` to re-embed"
     found = await candidates_by_seq(engine.db, [seq for seq, _ in hits])
-    return [found[seq] for seq, _ in hits if seq in found], "used"
+    ordered = [found[seq] for seq, _ in hits if seq in found]
+    if as_of is not None:
+        ordered = [c for c in ordered if c.created_at <= as_of][:CANDIDATES]
+    return ordered, "used"
 
 
 async def _neutral_when_unembedded(engine: Engine, lexical: list[Candidate], k: int) -> None:
@@ -145,13 +190,16 @@ async def _neutral_when_unembedded(engine: Engine, lexical: list[Candidate], k: 
             c.relevance += 1.0 / (k + rank)
 
 
-async def _ranked(engine: Engine, query: str, vector: bool) -> tuple[list[Candidate], str]:
+async def _ranked(
+    engine: Engine, query: str, vector: bool, as_of: int | None = None
+) -> tuple[list[Candidate], str]:
     """One project's candidates scored with the priors, best first, and the vector arm's fate.
 
     BM25 alone keeps BM25's own relevance; with the vector arm the two lists are fused by rank.
+    ``as_of`` keeps only what was recorded by then, on both arms.
     """
-    lexical = await _lexical(engine.db, engine.project_id, query)
-    semantic, used = await _semantic(engine, query) if vector else ([], "off")
+    lexical = await _lexical(engine.db, engine.project_id, query, as_of)
+    semantic, used = await _semantic(engine, query, as_of) if vector else ([], "off")
     k = engine.config.retrieval.fusion_k
     candidates = rrf({"bm25": lexical, "vector": semantic}, k) if semantic else lexical
     if semantic:
@@ -163,6 +211,8 @@ async def _ranked(engine: Engine, query: str, vector: bool) -> tuple[list[Candid
             c.signal, c.ts, c.provenance, c.trust, c.superseded, now
         )
     candidates.sort(key=lambda c: c.score, reverse=True)
+    candidates = await follow(engine.db, candidates, as_of)
+    _capture(candidates, await _installed(engine.db, engine.project_id))
     return candidates, used
 
 
@@ -193,16 +243,21 @@ def _check_query(query: str, budget: int | None) -> None:
 
 
 async def search(
-    engine: Engine, query: str, budget: int | None = None, vector: bool = True
+    engine: Engine,
+    query: str,
+    budget: int | None = None,
+    vector: bool = True,
+    as_of: str | None = None,
 ) -> SearchResponse:
     """Rank this repository's memory against ``query`` and pack the best into ``budget``.
 
-    ``vector=False`` forces BM25 alone; otherwise the vector arm joins when it can.
+    ``vector=False`` forces BM25 alone; otherwise the vector arm joins when it can. ``as_of``
+    (a date) reads memory as it was then: only nodes recorded at or before it.
     """
     _check_query(query, budget)
+    moment = parse_as_of(as_of)
     budget = budget or engine.config.retrieval.budget
-    candidates, used = await _ranked(engine, query, vector)
-    candidates = await follow(engine.db, candidates)
+    candidates, used = await _ranked(engine, query, vector, moment)
     names = {engine.project_id: engine.repo.name}
     packer = Packer(budget, engine.config.retrieval.sibling_cap, query_terms(query), names)
     # Bodies (patches up to maxBodyChars) are read a few at a time, only until the budget
@@ -221,7 +276,11 @@ async def search(
 
 
 async def search_all(
-    settings: Settings, query: str, budget: int | None = None, vector: bool = True
+    settings: Settings,
+    query: str,
+    budget: int | None = None,
+    vector: bool = True,
+    as_of: str | None = None,
 ) -> SearchResponse:
     """Search every registered repository; fuse them by rank within each project.
 
@@ -230,6 +289,7 @@ async def search_all(
     that is missing or unreadable is reported in ``skipped`` and passed over.
     """
     _check_query(query, budget)
+    moment = parse_as_of(as_of)
     budget = budget or 2000
     fused: list[Candidate] = []
     names: dict[str, str] = {}
@@ -238,9 +298,9 @@ async def search_all(
         try:
             async with open_engine(settings, Path(entry.root), read_only=True) as engine:
                 names[engine.project_id] = engine.repo.name
-                ranked, _ = await _ranked(engine, query, vector)
-                # Chains come from the database of the project that found them.
-                ranked = await follow(engine.db, ranked[:CANDIDATES])
+                # Chains come from the database of the project that found them (in _ranked).
+                ranked, _ = await _ranked(engine, query, vector, moment)
+                ranked = ranked[: CANDIDATES + 20]
                 await load_bodies(engine.db, ranked)
         except NexusMemError as err:
             skipped.append(f"{entry.root}: {err}")

@@ -88,6 +88,7 @@ class SearchResult:
     ref: str
     superseded: bool = False
     arms: list[str] = field(default_factory=list)  # which searches found it: bm25, vector
+    capture: str = ""  # post-install, backfilled, origin-unknown
     fix_for: str | None = None  # the failure (id) this follows as its fix
     link: str | None = None  # how it was linked to that failure: retry or discussion
 

@@ -106,6 +106,13 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
                 "is set up. false: keywords (BM25) only."
             ),
         ] = True,
+        as_of: Annotated[
+            str | None,
+            Field(
+                description="Read memory as it was at this date (YYYY-MM-DD, or with a time): "
+                "only what had been recorded by then."
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, SearchResponse]:
         """Search this repository's memory: commits, the patch of each changed file, doc
         sections and the shell commands run here with their exit codes, ranked by relevance,
@@ -113,14 +120,16 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         packed into a token budget. Use it before debugging or changing code, to learn what
         was tried, why something was done, and what broke before. Each result is tagged with
         its provenance: [observed] events (commits, diffs, commands) are facts; [authored] doc
-        sections are claims that may be out of date."""
+        sections are claims that may be out of date. [post-install] events were recorded as
+        they happened, [backfilled] ones imported from before NexusMem was set up,
+        [origin-unknown] ones carry no date. A linked fix follows the failure it fixed."""
         try:
             if all_projects:
                 settings = _app(ctx).settings
-                response = await handlers.search_all(settings, query, budget, vector)
+                response = await handlers.search_all(settings, query, budget, vector, as_of)
             else:
                 engine = await _engine(ctx, _root(project_root, roots))
-                response = await handlers.search(engine, query, budget, vector)
+                response = await handlers.search(engine, query, budget, vector, as_of)
         except NexusMemError as err:
             raise ToolError(str(err)) from err
         return _text(response.render(), response.to_dict())

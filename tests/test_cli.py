@@ -35,7 +35,7 @@ def test_sync_then_query_answers_from_history(repo: Repo, home: Path):
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == "Relevant history for: why was the retry budget raised"
-    assert lines[2].startswith("- 2026-01-03 [observed] fix: raise the retry budget")
+    assert lines[2].startswith("- 2026-01-03 [observed] [backfilled] fix: raise the retry budget")
     assert lines[3].startswith("  S3 timed out under load")
 
 
@@ -183,8 +183,8 @@ def test_query_all_projects_tags_and_skips(make_repo, home: Path):
         run_cli("sync", "-C", str(r.path))
     out = run_cli("query", "--all-projects", "retry")
     assert out.stdout.startswith("scope   2 project(s): uploader, web")
-    assert "[observed] [uploader] fix: raise the retry budget" in out.stdout
-    assert "[observed] [web] feat: retry the login request once" in out.stdout
+    assert "[observed] [backfilled] [uploader] fix: raise the retry budget" in out.stdout
+    assert "[observed] [backfilled] [web] feat: retry the login request once" in out.stdout
     shutil.rmtree(b.path)
     out = run_cli("query", "--all-projects", "retry")
     assert out.returncode == 0

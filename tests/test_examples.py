@@ -31,7 +31,7 @@ def run_example(name: str, *args: str, home: Path) -> str:
 def test_core_api_example(repo: Repo, home: Path):
     out = run_example("core_api.py", str(repo.path), "retry budget", home=home)
     assert "synced 4 commit(s)" in out
-    assert "[observed] fix: raise the retry budget" in out
+    assert "[observed] [backfilled] fix: raise the retry budget" in out
 
 
 def test_mcp_client_example(repo: Repo, home: Path):

@@ -100,7 +100,7 @@ _LINKED = {
 
 def render_entry(r: SearchResult, tag_project: bool) -> str:
     """One result as the model reads it: a dated, tagged header and an indented excerpt."""
-    tags = [f"[{r.provenance}]"]
+    tags = [f"[{r.provenance}]"] + ([f"[{r.capture}]"] if r.capture else [])
     if r.trust in ("verified", "rejected"):
         tags.append(f"[{r.trust}]")
     if r.superseded:
@@ -146,6 +146,7 @@ def _result(c: Candidate, summary: str, project: str) -> SearchResult:
         ref=c.ref,
         superseded=c.superseded,
         arms=list(c.arms),
+        capture=c.capture,
         fix_for=c.meta.get("fix_of"),
         link=c.meta.get("link"),
     )

@@ -63,6 +63,7 @@ class Candidate:
     paths: str = ""
     seq: int = 0
     arms: list[str] = field(default_factory=list)
+    capture: str = ""  # post-install, backfilled or origin-unknown (see handlers._capture)
 
     @classmethod
     def from_row(
@@ -101,9 +102,10 @@ async def informative_terms(db: Database, terms: list[str]) -> list[str]:
 
 
 async def bm25_candidates(
-    db: Database, match: str, project_id: str, limit: int = 100
+    db: Database, match: str, project_id: str, limit: int = 100, as_of: int | None = None
 ) -> list[Candidate]:
-    """The best ``limit`` nodes of one project for ``match``; relevance = -bm25 (higher wins)."""
+    """The best ``limit`` nodes of one project for ``match``; relevance = -bm25 (higher wins).
+    With ``as_of``, only nodes recorded (``created_at``) at or before that moment."""
     rows = await db.fetchall(
         f"""
         select {NODE_COLUMNS}, -f.rank
@@ -111,10 +113,11 @@ async def bm25_candidates(
               where nodes_fts match ? and rank match 'bm25({TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT})'
               order by rank limit ?) f
         join nodes n on n.seq = f.rowid
-        where n.project_id = ?
+        where n.project_id = ? and n.created_at <= ?
         order by f.rank
         """,
-        (match, limit * 3, project_id),
+        # Later records are filtered after FTS ranks: look deeper so they do not crowd out.
+        (match, limit * (3 if as_of is None else 10), project_id, as_of or 2**62),
     )
     return [Candidate.from_row(row, float(row[14]), ["bm25"]) for row in rows[:limit]]
 

@@ -46,7 +46,7 @@ async def test_sync_initialises_then_search_returns_text_and_structure(server, r
     assert not result.is_error
     text = result.content[0].text
     assert text.startswith("Relevant history for: why was the retry budget raised")
-    assert "[observed] fix: raise the retry budget" in text
+    assert "[observed] [backfilled] fix: raise the retry budget" in text
     data = result.structured_content
     assert data["budget"] == 500 and data["tokens_used"] <= 500
     assert data["results"][0]["kind"] in {"git_commit", "file_diff"}
