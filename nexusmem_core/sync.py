@@ -135,17 +135,24 @@ async def _write_all(
 
     seen = 0
     batch: list[Node] = []
-    async with anyio.create_task_group() as tg:
-        async for node in nodes:
-            batch.append(node)
-            seen += 1
-            if len(batch) >= BATCH:
-                await in_flight.acquire()  # back-pressure before handing the batch over
-                in_flight.release()
-                tg.start_soon(write, batch)
-                batch = []
-                progress(stage, seen)
-        tg.start_soon(write, batch)
+    try:
+        async with anyio.create_task_group() as tg:
+            async for node in nodes:
+                batch.append(node)
+                seen += 1
+                if len(batch) >= BATCH:
+                    await in_flight.acquire()  # back-pressure before handing the batch over
+                    in_flight.release()
+                    tg.start_soon(write, batch)
+                    batch = []
+                    progress(stage, seen)
+            tg.start_soon(write, batch)
+    except BaseExceptionGroup as group:
+        # The task group wraps a failed write; callers (and the one-line error mapping of
+        # database errors) expect the error itself.
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
     progress(stage, seen)
     return changed
 

@@ -190,3 +190,26 @@ async def test_full_text_index_matches_the_nodes_after_every_kind_of_sync(
     await check()
     response = await handlers.search(engine, "usage run")
     assert any(r.ref == "README.md#Usage" for r in response.results)
+
+
+def test_a_database_error_while_writing_is_one_line_and_changes_nothing(repo):
+    import sqlite3
+
+    from .conftest import run_cli
+
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    assert run_cli("sync", "-q", "--no-embed", "-C", str(repo.path)).returncode == 0
+    db = repo.path / ".nexusmem" / "memory.db"
+    with sqlite3.connect(db) as conn:
+        before = conn.execute("select count(*) from nodes").fetchone()[0]
+        conn.execute(
+            "create trigger refuse before insert on nodes begin "
+            "select raise(abort, 'disk says no'); end"
+        )
+    repo.commit("feat: one more", {"b.txt": "b"})
+    out = run_cli("sync", "-q", "--no-embed", "-C", str(repo.path))
+    assert out.returncode == 1
+    assert out.stderr.count("\n") == 1 and "disk says no" in out.stderr
+    assert "Traceback" not in out.stderr
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select count(*) from nodes").fetchone()[0] == before
