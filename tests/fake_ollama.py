@@ -2,6 +2,9 @@
 
 Vectors are bags of "concepts": words in one synonym group share a dimension, so "car" finds a
 text about an "automobile" that BM25 cannot match; any other word hashes to a dimension.
+
+``/api/chat`` answers as ``chat_mode`` says: yes, no, garbage, or slow (sleeps ``delay``); it
+counts requests, so a test can prove a cached pair is never sent again.
 """
 
 from __future__ import annotations
@@ -39,11 +42,14 @@ def vector(text: str, dims: int) -> list[float]:
 
 
 class FakeOllama:
-    """``mode``: ok, slow, malformed, wrong_count; ``model`` and ``dims`` may change live."""
+    """``mode``: ok, slow, malformed, wrong_count; ``model`` and ``dims`` may change live.
+    ``chat_mode``: yes, no, garbage, slow, for ``chat_model``."""
 
     def __init__(self) -> None:
         self.mode, self.model, self.dims, self.delay = "ok", "fake-embed", 32, 3.0
         self.embedded_texts = 0
+        self.chat_mode, self.chat_model = "yes", "fake-chat"
+        self.chat_requests: list[dict[str, Any]] = []
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -61,6 +67,8 @@ class FakeOllama:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path == "/api/chat":
+                    return self._chat(body)
                 if self.path != "/api/embed":
                     return self._send(404, {"error": "not found"})
                 if body.get("model") != fake.model:
@@ -78,6 +86,17 @@ class FakeOllama:
                     vectors = vectors[:-1] or [[]]
                 fake.embedded_texts += len(texts)
                 return self._send(200, {"model": fake.model, "embeddings": vectors})
+
+            def _chat(self, body: dict[str, Any]) -> None:
+                if body.get("model") != fake.chat_model:
+                    return self._send(404, {"error": f'model "{body.get("model")}" not found'})
+                fake.chat_requests.append(body)
+                if fake.chat_mode == "slow":
+                    time.sleep(fake.delay)
+                answer = {"yes": "YES.", "no": "No", "garbage": "Well, it depends."}
+                content = answer.get(fake.chat_mode, "YES")
+                message = {"role": "assistant", "content": content}
+                return self._send(200, {"model": fake.chat_model, "message": message, "done": True})
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True

@@ -1,0 +1,122 @@
+"""A yes/no judgement from a local Ollama chat model (``/api/chat``), with a timeout.
+
+The standard library makes the one request a judgement needs (no ``ollama`` import: ~340 ms
+for a call that waits seconds on the model anyway, and the client's default timeout is
+infinite). A reply that does not start with yes or no is ``unknown``, never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import urllib.error
+import urllib.request
+from typing import Literal
+from urllib.parse import urlsplit
+
+import anyio.to_thread
+
+__all__ = [
+    "DEFAULT_CHAT_MODEL",
+    "ChatTimeoutError",
+    "ChatUnavailableError",
+    "OllamaJudge",
+    "Verdict",
+    "parse_verdict",
+]
+
+DEFAULT_CHAT_MODEL = "qwen2.5:3b"
+TEXT_CHARS = 1500  # of each text: a small model reads two notes, not two files
+
+Verdict = Literal["yes", "no", "unknown"]
+
+_SYSTEM = (
+    "You compare two notes from a software project's memory. Answer YES if the newer note "
+    "supersedes or contradicts the older one (the older one is no longer true as written), "
+    "NO otherwise. Answer with one word: YES or NO."
+)
+_ANSWER = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+
+
+class ChatUnavailableError(Exception):
+    """The chat model cannot answer now; ``str(err)`` says why and what to do, in one line."""
+
+
+class ChatTimeoutError(ChatUnavailableError):
+    """The chat model did not answer within the timeout."""
+
+
+def parse_verdict(answer: str) -> Verdict:
+    """YES / NO at the start of the reply (any case, markup around it); anything else is
+    ``unknown``."""
+    match = _ANSWER.match(answer)
+    return "unknown" if match is None else match.group(1).lower()  # type: ignore[return-value]
+
+
+class OllamaJudge:
+    """Asks ``model`` whether a newer note supersedes an older one."""
+
+    def __init__(self, host: str, model: str = DEFAULT_CHAT_MODEL, timeout: float = 20.0) -> None:
+        self.host, self.model, self.timeout = host, model, timeout
+
+    async def judge(self, older: str, newer: str) -> Verdict:
+        """``yes``, ``no`` or ``unknown``; raises ChatUnavailableError (or its timeout)."""
+        answer = await anyio.to_thread.run_sync(self._ask, _prompt(older, newer))
+        return parse_verdict(answer)
+
+    def _ask(self, prompt: str) -> str:
+        url = urlsplit(self.host if "://" in self.host else f"http://{self.host}")
+        body = {
+            "model": self.model,
+            "stream": False,
+            "options": {"temperature": 0},
+            "messages": [
+                {"role": "system", "content": _SYSTEM},
+                {"role": "user", "content": prompt},
+            ],
+        }
+        request = urllib.request.Request(
+            f"{url.scheme}://{url.netloc}/api/chat",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                reply = json.loads(response.read())
+        except urllib.error.HTTPError as err:
+            err.close()  # it holds the response, and with it the socket
+            if err.code == 404:
+                raise ChatUnavailableError(
+                    f"Ollama at {self.host} does not have the chat model {self.model!r}: run "
+                    f"`ollama pull {self.model}` or set contradictions.model in config.json"
+                ) from err
+            raise ChatUnavailableError(f"Ollama at {self.host} refused ({err.code})") from err
+        except TimeoutError as err:
+            raise self._timed_out() from err
+        except urllib.error.URLError as err:
+            if isinstance(err.reason, TimeoutError | socket.timeout):
+                raise self._timed_out() from err
+            raise ChatUnavailableError(
+                f"Ollama is not reachable at {self.host}: start it (`ollama serve`) or set "
+                "OLLAMA_HOST"
+            ) from err
+        except (ValueError, OSError) as err:
+            raise ChatUnavailableError(f"Ollama at {self.host} sent a malformed reply") from err
+        message = reply.get("message") if isinstance(reply, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        return content if isinstance(content, str) else ""
+
+    def _timed_out(self) -> ChatTimeoutError:
+        return ChatTimeoutError(
+            f"the chat model {self.model} at {self.host} did not answer within "
+            f"{self.timeout:g}s (contradictions.timeoutSeconds in config.json)"
+        )
+
+
+def _prompt(older: str, newer: str) -> str:
+    return (
+        f"Older note:\n{older[:TEXT_CHARS]}\n\nNewer note:\n{newer[:TEXT_CHARS]}\n\n"
+        "Does the newer note supersede or contradict the older one? Answer YES or NO."
+    )
