@@ -169,6 +169,37 @@ async def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+_REVIEWED = {"verified": "verified", "rejected": "rejected", "candidate": "cleared"}
+
+
+async def cmd_review(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_core import handlers
+
+    trust = "verified" if args.verify else "rejected" if args.reject else "candidate"
+    async with _engine(settings, args) as engine:
+        result = await handlers.review(engine, args.node, trust, args.note)
+    if args.json:
+        _print_json(result.to_dict())
+    else:
+        same = "" if result.changed else " (it already was)"
+        print(f"{_REVIEWED[result.trust]} {result.id[:12]} {result.title}{same}")
+    return 0
+
+
+async def cmd_mark_stale(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_core import handlers
+
+    async with _engine(settings, args) as engine:
+        result = await handlers.mark_stale(engine, args.old, args.new)
+    if args.json:
+        _print_json(result.to_dict())
+    else:
+        same = "" if result.changed else " (already marked)"
+        print(f"{result.old_id[:12]} {result.old_title}{same}")
+        print(f"  superseded by {result.new_id[:12]} {result.new_title}")
+    return 0
+
+
 async def cmd_precheck(settings: Settings, args: argparse.Namespace) -> int:
     from nexusmem_core import handlers
 
@@ -422,6 +453,32 @@ def build_parser() -> argparse.ArgumentParser:
         help="a plain summary to paste elsewhere (no paths, no content)",
     )
     p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("review", parents=[repo, as_json], help="record your judgement of one node")
+    p.add_argument("node", metavar="NODE_ID", help="a node id, or a unique prefix of one")
+    verdict = p.add_mutually_exclusive_group(required=True)
+    verdict.add_argument("--verify", action="store_true", help="label it [verified] (same rank)")
+    verdict.add_argument(
+        "--reject", action="store_true", help="label it [rejected] and rank it lower (never hidden)"
+    )
+    verdict.add_argument("--clear", action="store_true", help="back to unreviewed: no label")
+    p.add_argument("--note", metavar="TEXT", help="why, kept in the audit trail")
+    p.set_defaults(func=cmd_review)
+
+    p = sub.add_parser(
+        "mark-stale",
+        parents=[repo, as_json],
+        help="record that a newer node replaces an older one (ranked lower, kept)",
+    )
+    p.add_argument("old", metavar="OLD_ID", help="the node that no longer holds")
+    p.add_argument(
+        "--supersedes",
+        dest="new",
+        metavar="NEW_ID",
+        required=True,
+        help="the newer node that replaces it",
+    )
+    p.set_defaults(func=cmd_mark_stale)
 
     p = sub.add_parser(
         "precheck",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .chains import chain_counts, follow
 from .collectors.git import RepoInfo
@@ -32,6 +32,9 @@ from .store.fts import (
 )
 from .store.nodes import NODE_COLUMNS, get_cursor, upsert_project
 
+if TYPE_CHECKING:
+    from .hygiene.review import MarkStaleResult, ReviewResult
+
 # Heavier modules (the collectors, the shell parsers and the redaction table) are imported by
 # the use cases that need them, so a query or a status does not pay for them at start-up.
 
@@ -40,7 +43,9 @@ __all__ = [
     "init_project",
     "list_projects",
     "list_recent",
+    "mark_stale",
     "precheck",
+    "review",
     "scan",
     "search",
     "search_all",
@@ -465,6 +470,24 @@ async def get_node(engine: Engine, node_id: str) -> dict[str, Any] | None:
         )
     ]
     return {**_summary(candidate), "meta": candidate.meta, "body": row[14], "files": files}
+
+
+# ------------------------------------------------------------------------ review and staleness
+
+
+async def review(engine: Engine, node_id: str, trust: str, note: str | None = None) -> ReviewResult:
+    """A person's judgement of one node (id or unique prefix): ``verified``, ``rejected``, or
+    ``candidate`` to clear it. Rejected ranks lower, never hidden; verified only labels."""
+    from .hygiene.review import review as run
+
+    return await run(engine, node_id, trust, note)
+
+
+async def mark_stale(engine: Engine, old_id: str, new_id: str) -> MarkStaleResult:
+    """Record that ``new_id`` replaces ``old_id``: the old node ranks lower, stays queryable."""
+    from .hygiene.review import mark_stale as run
+
+    return await run(engine, old_id, new_id)
 
 
 # ---------------------------------------------------------------------------------------- scan

@@ -16,6 +16,7 @@ from .collectors.git import is_ancestor, read_repo
 from .collectors.shell import hooklog
 from .embed import EmbedTimeoutError, EmbedUnavailableError
 from .engine import Engine
+from .hygiene.review import keep_judgements, restore_judgements
 from .models import Node, SyncReport
 from .registry import register_project
 from .store import vectors
@@ -58,11 +59,16 @@ async def sync(
     report = SyncReport(project=repo.name, root=str(repo.root), rebuilt=rebuild)
     async with db.transaction():
         await upsert_project(db, pid, repo.name, str(repo.root), repo.origin)
+        # People's judgements (review, mark-stale) outlive a rebuild: node ids are derived
+        # from what a node is, so the re-ingested node gets its judgement back.
+        kept = await keep_judgements(db, pid) if rebuild else None
         if rebuild:
             await _drop_project(db, pid)
         empty = not await db.fetchone("select 1 from nodes where project_id = ? limit 1", (pid,))
         async with deferred_index(db) if empty else contextlib.nullcontext():
             await _ingest(engine, report, since, progress, link_failures)
+        if kept is not None:
+            await restore_judgements(db, kept)
         await set_cursor(db, pid, "last_sync", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     register_project(engine.settings.home, engine.registry_entry(), synced=True)
     if embed:

@@ -1,0 +1,1 @@
+"""Trust and hygiene: forget, scrub, prune, staleness."""
