@@ -129,9 +129,13 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
             f"{report.removed} removed, "
             f"{report.embedded} embedded"
         )
+    if report.flagged and not args.quiet and not args.json:
+        print(f"flagged: {report.flagged} stale node(s) likely superseded: see `nexusmem stale`")
     if report.vectors.startswith("skipped") and not args.quiet:
         # One line on why vectors were skipped or rebuilt; sync itself succeeded.
         print(f"vectors: {report.vectors}", file=sys.stderr)
+    if report.contradictions.startswith("skipped") and not args.quiet:
+        print(f"contradictions: {report.contradictions}", file=sys.stderr)
     return 0
 
 
@@ -183,6 +187,39 @@ async def cmd_review(settings: Settings, args: argparse.Namespace) -> int:
     else:
         same = "" if result.changed else " (it already was)"
         print(f"{_REVIEWED[result.trust]} {result.id[:12]} {result.title}{same}")
+    return 0
+
+
+async def cmd_stale(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_core import handlers
+
+    if args.dismiss:
+        async with _engine(settings, args) as engine:
+            dismissed = await handlers.dismiss_suggestion(engine, args.dismiss)
+        if args.json:
+            _print_json(dismissed.to_dict())
+        else:
+            print(f"dismissed {dismissed.dismissed} suggestion(s) under {dismissed.id[:12]}")
+        return 0
+    check = args.check_contradictions
+    async with _engine(settings, args, read_only=not check) as engine:
+        run = handlers.check_contradictions if check else handlers.stale
+        report = await run(engine, args.min_age_days, args.limit)
+    if args.json:
+        _print_json(report.to_dict())
+    else:
+        for line in report.lines():
+            print(line)
+        print(
+            f"{len(report.candidates)} non-observed node(s) older than {report.min_age_days} "
+            "days with nothing confirming them (nothing was changed)",
+            file=sys.stderr,
+        )
+    if check and report.contradictions != "ok":
+        print(f"contradictions: {report.contradictions}", file=sys.stderr)  # the one line
+    elif check and not args.json:
+        done = f"{report.judged} pair(s) judged, {report.cached} from the cache"
+        print(f"contradictions: {done}", file=sys.stderr)
     return 0
 
 
@@ -464,6 +501,27 @@ def build_parser() -> argparse.ArgumentParser:
     verdict.add_argument("--clear", action="store_true", help="back to unreviewed: no label")
     p.add_argument("--note", metavar="TEXT", help="why, kept in the audit trail")
     p.set_defaults(func=cmd_review)
+
+    p = sub.add_parser(
+        "stale",
+        parents=[repo, as_json],
+        help="old claims that nothing has confirmed since (writes nothing)",
+    )
+    p.add_argument(
+        "--min-age-days", type=int, default=45, metavar="DAYS", help="older than DAYS (45)"
+    )
+    p.add_argument("--limit", type=int, default=20, metavar="N", help="at most N, oldest first")
+    action = p.add_mutually_exclusive_group()
+    action.add_argument(
+        "--check-contradictions",
+        action="store_true",
+        help="ask a local chat model whether the most similar newer node supersedes each "
+        "(every verdict is cached; nothing is marked stale)",
+    )
+    action.add_argument(
+        "--dismiss", metavar="NODE_ID", help="silence the suggestions under one stale node"
+    )
+    p.set_defaults(func=cmd_stale)
 
     p = sub.add_parser(
         "mark-stale",

@@ -152,6 +152,20 @@ class Embed:
 
 
 @dataclass(frozen=True)
+class Contradictions:
+    """``stale --check-contradictions``: a local chat model (on ``embed.host``) judges whether
+    the most similar newer node supersedes a stale candidate."""
+
+    auto_check: bool = True
+    """Judge a few new pairs during each sync, when the embedding model was reachable."""
+    model: str = "qwen2.5:3b"
+    sync_batch: int = _bounded(3, 1, 100)
+    """New judgements per sync at most (cached pairs are free)."""
+    timeout_seconds: int = _bounded(20, 1, 600)
+    """Per judgement; past it the pass stops with one line."""
+
+
+@dataclass(frozen=True)
 class ProjectConfig:
     """The validated contents of ``.nexusmem/config.json`` (camelCase keys on disk)."""
 
@@ -160,6 +174,7 @@ class ProjectConfig:
     limits: Limits = Limits()
     retrieval: Retrieval = Retrieval()
     embed: Embed = Embed()
+    contradictions: Contradictions = Contradictions()
 
 
 def _camel(name: str) -> str:

@@ -34,22 +34,27 @@ from .store.nodes import NODE_COLUMNS, get_cursor, upsert_project
 
 if TYPE_CHECKING:
     from .hygiene.review import MarkStaleResult, ReviewResult
+    from .hygiene.stale import DismissResult, OpenSuggestions, StaleReport
 
 # Heavier modules (the collectors, the shell parsers and the redaction table) are imported by
 # the use cases that need them, so a query or a status does not pay for them at start-up.
 
 __all__ = [
     "ProjectsReport",
+    "check_contradictions",
+    "dismiss_suggestion",
     "init_project",
     "list_projects",
     "list_recent",
     "mark_stale",
+    "open_suggestions",
     "precheck",
     "review",
     "scan",
     "search",
     "search_all",
     "share_text",
+    "stale",
     "status",
     "sync",
 ]
@@ -326,6 +331,8 @@ async def search_all(
 
 
 async def status(engine: Engine) -> Status:
+    from .hygiene.stale import count_open
+
     db, pid = engine.db, engine.project_id
     by_kind = dict(
         await db.fetchall(
@@ -340,6 +347,7 @@ async def status(engine: Engine) -> Status:
     vector, embedded = await _vector_status(engine)
     chains = await chain_counts(db, pid)
     return Status(
+        flagged=await count_open(db, pid),
         chains=chains.__dict__,
         shell=_shell_capture(engine),
         project=engine.repo.name,
@@ -399,9 +407,16 @@ def status_text(s: Status) -> str:
         f"shell      {s.shell}",
         f"chains     {_chains_text(s.chains)}",
         f"vectors    {s.vector}",
+        f"flagged    {_flagged_text(s.flagged)}",
         f"database   {s.database} (schema v{s.schema_version})",
     ]
     return "\n".join(lines)
+
+
+def _flagged_text(flagged: int) -> str:
+    if not flagged:
+        return "no stale node is flagged as likely superseded"
+    return f"{flagged} stale node(s) likely superseded: see `nexusmem stale`"
 
 
 def _chains_text(chains: dict[str, int]) -> str:
@@ -483,11 +498,43 @@ async def review(engine: Engine, node_id: str, trust: str, note: str | None = No
     return await run(engine, node_id, trust, note)
 
 
+async def stale(engine: Engine, min_age_days: int = 45, limit: int = 20) -> StaleReport:
+    """Non-observed nodes older than ``min_age_days`` with nothing confirming them, oldest
+    first, with their open "likely superseded" suggestions. Read-only."""
+    from .hygiene.stale import stale as run
+
+    return await run(engine, min_age_days, limit)
+
+
+async def check_contradictions(
+    engine: Engine, min_age_days: int = 45, limit: int = 20
+) -> StaleReport:
+    """``stale``, after a local chat model judged each candidate against its most similar newer
+    node; writes only the cache of verdicts (``report.contradictions`` says if it could not)."""
+    from .hygiene.contradictions import check_contradictions as run
+
+    return await run(engine, min_age_days, limit)
+
+
 async def mark_stale(engine: Engine, old_id: str, new_id: str) -> MarkStaleResult:
     """Record that ``new_id`` replaces ``old_id``: the old node ranks lower, stays queryable."""
     from .hygiene.review import mark_stale as run
 
     return await run(engine, old_id, new_id)
+
+
+async def dismiss_suggestion(engine: Engine, node_id: str) -> DismissResult:
+    """Silence the "likely superseded" suggestions under one stale node."""
+    from .hygiene.stale import dismiss
+
+    return await dismiss(engine, node_id)
+
+
+async def open_suggestions(engine: Engine, limit: int = 50) -> OpenSuggestions:
+    """Every "likely superseded" suggestion nobody has acted on yet. Read-only."""
+    from .hygiene.stale import open_suggestions as run
+
+    return await run(engine, limit)
 
 
 # ---------------------------------------------------------------------------------------- scan

@@ -146,6 +146,9 @@ class SyncReport:
     linked_discussion: int = 0
     embedded: int = 0
     vectors: str = "off"  # "ok", "off", or why the embedding pass stopped
+    judged: int = 0  # new contradiction verdicts from the chat model (cached pairs are free)
+    contradictions: str = "off"  # "ok", "off", or why the contradiction check stopped
+    flagged: int = 0  # stale nodes with an open "likely superseded" suggestion
     full_walk: bool = False
     rebuilt: bool = False
     seconds: float = 0.0
@@ -174,6 +177,7 @@ class Status:
     shell: str = ""  # how shell commands are captured
     embedded: int = 0  # nodes with a vector from the configured model
     chains: dict[str, int] = field(default_factory=dict)  # failure -> fix links (see chains.py)
+    flagged: int = 0  # stale nodes with an open "likely superseded" suggestion
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -16,6 +16,7 @@ from .collectors.git import is_ancestor, read_repo
 from .collectors.shell import hooklog
 from .embed import EmbedTimeoutError, EmbedUnavailableError
 from .engine import Engine
+from .hygiene.contradictions import check_during_sync
 from .hygiene.review import keep_judgements, restore_judgements
 from .models import Node, SyncReport
 from .registry import register_project
@@ -73,6 +74,7 @@ async def sync(
     register_project(engine.settings.home, engine.registry_entry(), synced=True)
     if embed:
         await embed_pending(engine, report, embed_limit, progress)
+        await check_during_sync(engine, report)  # a few judgements, when Ollama is there
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 
