@@ -268,6 +268,20 @@ async def cmd_projects(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def cmd_scrub_secrets(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_core import handlers
+
+    report = await handlers.scrub_secrets(
+        settings, Path(args.C), all_projects=args.all_projects, apply=args.yes
+    )
+    if args.json:
+        _print_json(report.to_dict())
+    else:
+        for line in report.lines():
+            print(line)
+    return 0
+
+
 def _scan(source: str) -> Callable[[Settings, argparse.Namespace], Awaitable[int]]:
     async def command(settings: Settings, args: argparse.Namespace) -> int:
         from nexusmem_core import handlers
@@ -554,6 +568,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("projects", parents=[as_json], help="registered repositories")
     p.add_argument("--prune", action="store_true", help="forget entries whose database is gone")
     p.set_defaults(func=cmd_projects)
+
+    p = sub.add_parser(
+        "scrub-secrets",
+        parents=[repo, as_json],
+        help="redact secrets already stored (nodes, hook logs) with the current table",
+        description="Re-apply the current redaction table to the nodes of this repository's "
+        "memory and to the shell and agent hook logs. A dry run unless --yes; with --yes each "
+        "database is backed up to .nexusmem/backups/ (0600) first.",
+    )
+    p.add_argument(
+        "--all-projects", action="store_true", help="every registered repository, not just this"
+    )
+    p.add_argument("--yes", action="store_true", help="scrub (default: dry run, nothing changes)")
+    p.set_defaults(func=cmd_scrub_secrets)
 
     p = sub.add_parser(
         "hook",

@@ -34,6 +34,7 @@ from .store.nodes import NODE_COLUMNS, get_cursor, upsert_project
 
 if TYPE_CHECKING:
     from .hygiene.review import MarkStaleResult, ReviewResult
+    from .hygiene.scrub import ScrubReport
     from .hygiene.stale import DismissResult, OpenSuggestions, StaleReport
 
 # Heavier modules (the collectors, the shell parsers and the redaction table) are imported by
@@ -51,6 +52,7 @@ __all__ = [
     "precheck",
     "review",
     "scan",
+    "scrub_secrets",
     "search",
     "search_all",
     "share_text",
@@ -613,3 +615,18 @@ async def list_projects(settings: Settings, prune: bool = False) -> ProjectsRepo
         remove_projects(settings.home, missing)
         rows = [r for r in rows if r["root"] not in missing]
     return ProjectsReport(projects=rows, pruned=sorted(missing) if prune else [])
+
+
+# --------------------------------------------------------------------------------------- scrub
+
+
+async def scrub_secrets(
+    settings: Settings, path: Path, *, all_projects: bool = False, apply: bool = False
+) -> ScrubReport:
+    """Re-apply the current redaction table to what is stored: the nodes of the repository at
+    ``path`` (or, ``all_projects``, of every registered one) and the hook logs. A dry run
+    unless ``apply``; applied, each database is backed up first (0600) and left with no free
+    page or WAL frame holding the old text. See ``nexusmem_core.hygiene.scrub``."""
+    from .hygiene.scrub import scrub
+
+    return await scrub(settings, path, all_projects=all_projects, apply=apply)

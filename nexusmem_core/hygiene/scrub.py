@@ -1,0 +1,430 @@
+"""``nexusmem scrub-secrets``: re-apply the current redaction table to what is already stored.
+
+Older NexusMem versions, and every rule added to :mod:`nexusmem_core.redact` since a command
+was recorded, leave secrets behind in the memory databases and the hook logs. A dry run (the
+default) says how many nodes and log lines hold one, by source, and which rules fired (names
+and counts, never a value). With ``apply``, per database:
+
+1. A backup first: ``VACUUM INTO .nexusmem/backups/memory-<time>.db``, created 0600. It keeps
+   the old text: it is the one place the secrets remain, for the user to delete.
+2. One transaction: the changed nodes' title, body, paths and meta string values; their
+   content hash, recomputed as :class:`~nexusmem_core.models.Node` computes it, so a later
+   sync that builds the same node from its redacted source finds it unchanged and writes
+   nothing; their vectors, dropped so the next sync re-embeds the redacted text; the log
+   cursors (see :mod:`.scrub_logs`); an audit row (counts and rule names only).
+3. Then the FTS index is rebuilt (FTS5 keeps the terms of replaced rows in its segments until
+   they are merged), the file VACUUMed (free pages keep deleted text) and the WAL truncated
+   (old frames keep it too).
+
+Every node in the database file is scrubbed, whatever project id it carries: the file's bytes
+are what must come clean. The logs in ``$NEXUSMEM_HOME`` are shared by every repository and are
+scrubbed once per run.
+
+A resync does not undo the scrub: shell and agent commands are redacted by their collectors as
+they are read (and their logs are scrubbed too). Commits, diffs and docs are stored as the
+repository has them; a sync only re-reads them when they change (or on ``sync --rebuild``), and
+then a secret still in the repository comes back with them: that value belongs in
+``nexusmem forget``, and out of the repository.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+
+from ..config import Settings
+from ..engine import Engine, open_engine
+from ..errors import NexusMemError, StoreError
+from ..models import Node
+from ..registry import load_registry
+from ..store import audit, vectors
+from ..store.db import Database, open_database
+from ..store.maintenance import Compaction, backup, compact
+from ..store.nodes import decode_meta, set_cursor
+from .scrub_logs import LOGS, LogRemap, LogScrub, redact_tally, scrub_log
+
+__all__ = ["DatabaseScrub", "ScrubReport", "scrub"]
+
+BACKUP_DIR = "backups"
+BATCH = 500
+_COLUMNS = "seq, id, project_id, kind, source, ref, grp, title, body, paths, ts, signal, provenance"
+
+
+@dataclass
+class DatabaseScrub:
+    """One repository's database: nodes with a secret, by source, and the rules that fired."""
+
+    name: str
+    root: str
+    database: str
+    nodes: int = 0
+    by_source: dict[str, int] = field(default_factory=dict)
+    rules: dict[str, int] = field(default_factory=dict)
+    origin: bool = False  # the stored origin URL held a credential
+    backup: str | None = None
+    compacted: str = ""  # what became of the file after the update
+
+
+@dataclass
+class ScrubReport:
+    applied: bool
+    projects: list[DatabaseScrub] = field(default_factory=list)
+    logs: list[LogScrub] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # databases that could not be opened
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def found(self) -> int:
+        """Nodes, origins and log lines that held a secret."""
+        return sum(p.nodes + p.origin for p in self.projects) + sum(g.lines for g in self.logs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "found": self.found}
+
+    def lines(self) -> list[str]:
+        """The report for people: counts and rule names, never a value."""
+        verb = "scrubbed" if self.applied else "would change"
+        out: list[str] = []
+        for p in self.projects:
+            out.append(f"project  {p.name}  {p.root}")
+            if p.nodes:
+                out.append(f"  nodes   {p.nodes} {verb}: {_counts(p.by_source)}")
+                out.append(f"  rules   {_counts(p.rules)}")
+            if p.origin:
+                out.append(
+                    f"  origin  the stored remote URL holds a credential: {verb}; each sync "
+                    "stores it again from `git config remote.origin.url`: take the credential "
+                    "out of the remote URL (a credential helper keeps it)"
+                )
+            if not p.nodes and not p.origin:
+                out.append("  nodes   no secret found")
+            if p.backup:
+                out.append(
+                    f"  backup  {p.backup} (0600) still holds the old text: delete it once "
+                    "you are satisfied"
+                )
+            if p.compacted:
+                out.append(f"  file    {p.compacted}")
+        for log in self.logs:
+            out.append(f"log      {log.file}")
+            if log.lines:
+                out.append(f"  lines   {log.lines} {verb}")
+                out.append(f"  rules   {_counts(log.rules)}")
+            else:
+                out.append("  lines   no secret found")
+        out += [f"skipped  {s}" for s in self.skipped]
+        out += [f"note     {n}" for n in self.notes]
+        if not self.applied:
+            out.append(
+                "dry run: nothing was changed; `--yes` scrubs (each database is backed up first)"
+                if self.found
+                else "dry run: nothing to scrub"
+            )
+        return out
+
+
+def _counts(counts: dict[str, int]) -> str:
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{name} {n}" for name, n in ordered)
+
+
+async def scrub(
+    settings: Settings, root: Path, *, all_projects: bool = False, apply: bool = False
+) -> ScrubReport:
+    """Find (dry run) or redact (``apply``) the secrets stored for the repository at ``root``,
+    or (``all_projects``) for every registered one, and in the hook logs."""
+    report = ScrubReport(applied=apply)
+    if not all_projects:
+        # Opened first: a repository without memory is an error before any log is touched.
+        async with open_engine(settings, root, read_only=not apply) as engine:
+            remaps = await _scrub_logs(settings, report)
+            report.projects.append(await scrub_database(engine, remaps, report))
+        if remaps:
+            await _remap_elsewhere(settings, {str(engine.db.path)}, remaps, report)
+        return report
+    remaps = await _scrub_logs(settings, report)
+    for entry in load_registry(settings.home):
+        try:
+            async with open_engine(settings, Path(entry.root), read_only=not apply) as engine:
+                report.projects.append(await scrub_database(engine, remaps, report))
+        except NexusMemError as err:
+            report.skipped.append(f"{entry.root}: {err}")
+    return report
+
+
+async def _scrub_logs(settings: Settings, report: ScrubReport) -> dict[str, LogRemap]:
+    """Scrub each hook log; return how to move the cursors of the ones rewritten."""
+    remaps = {}
+    for name, source in LOGS:
+        path = settings.home / name
+        result, remap = await anyio.to_thread.run_sync(scrub_log, path, report.applied)
+        report.logs.append(result)
+        if remap is not None:
+            remaps[source] = remap
+    return remaps
+
+
+# ------------------------------------------------------------------------------- one database
+
+
+@dataclass
+class _Change:
+    """A node with its secrets redacted, and the rules that did it."""
+
+    seq: int
+    node: Node
+    rules: Counter[str]
+    paths_changed: bool
+
+
+def _scrubbed(value: Any, tally: Counter[str]) -> Any:
+    """``value`` with every string in it redacted (meta is JSON: strings, lists, objects)."""
+    if isinstance(value, str):
+        text, found = redact_tally(value)
+        tally.update(found)
+        return text
+    if isinstance(value, list):
+        return [_scrubbed(item, tally) for item in value]
+    if isinstance(value, dict):
+        return {key: _scrubbed(item, tally) for key, item in value.items()}
+    return value
+
+
+def _change(row: Sequence[Any]) -> _Change | None:
+    """The node of one ``_COLUMNS`` row (plus meta) with its secrets redacted; None if none."""
+    seq, _id, pid, kind, source, ref, grp, title, body, paths, ts, signal, provenance, meta = row
+    tally: Counter[str] = Counter()
+    files = paths.split("\n") if paths else []
+    node = Node(
+        project_id=pid,
+        kind=kind,
+        source=source,
+        ref=ref,
+        title=_scrubbed(title, tally),
+        body=_scrubbed(body, tally),
+        ts=ts,
+        signal=signal,
+        provenance=provenance,
+        grp=grp,
+        files=_scrubbed(files, tally),
+        meta=_scrubbed(decode_meta(meta), tally),
+    )
+    return _Change(seq, node, tally, node.files != files) if tally else None
+
+
+def _changes(rows: list[tuple[Any, ...]]) -> list[_Change]:
+    return [c for c in map(_change, rows) if c is not None]
+
+
+async def _plan(db: Database) -> list[_Change]:
+    """Every node of the database that holds a secret, read in batches (redaction runs in a
+    worker thread: an MCP server shares this event loop)."""
+    changes: list[_Change] = []
+    last = 0
+    while rows := await db.fetchall(
+        f"select {_COLUMNS}, meta from nodes where seq > ? order by seq limit ?", (last, BATCH)
+    ):
+        last = rows[-1][0]
+        changes += await anyio.to_thread.run_sync(_changes, rows)
+    return changes
+
+
+async def _reload(db: Database, seqs: list[int]) -> list[_Change]:
+    """The planned nodes as they are now (inside the write transaction: a sync may have
+    rewritten one since the plan), redacted again."""
+    changes = []
+    for start in range(0, len(seqs), BATCH):
+        batch = seqs[start : start + BATCH]
+        marks = ",".join("?" * len(batch))
+        rows = await db.fetchall(
+            f"select {_COLUMNS}, meta from nodes where seq in ({marks})", batch
+        )
+        changes += _changes(rows)
+    return changes
+
+
+async def _origins(db: Database) -> list[tuple[str, str]]:
+    """Projects whose stored origin URL holds a credential: (id, redacted URL)."""
+    found = []
+    for pid, origin in await db.fetchall(
+        "select id, origin from projects where origin is not null"
+    ):
+        text, hits = redact_tally(origin)
+        if hits:
+            found.append((pid, text))
+    return found
+
+
+async def scrub_database(
+    engine: Engine, remaps: dict[str, LogRemap], report: ScrubReport
+) -> DatabaseScrub:
+    """Find (dry run) or redact (``report.applied``) the secrets of one memory database;
+    ``remaps`` moves its cursors of the logs already rewritten."""
+    db, apply = engine.db, report.applied
+    result = DatabaseScrub(engine.repo.name, str(engine.repo.root), str(db.path))
+    changes, origins = await _plan(db), await _origins(db)
+    _count(result, changes, bool(origins))
+    if not apply:
+        return result
+    seqs = [c.seq for c in changes]
+    await _check_vectors(db, seqs)
+    if changes or origins:
+        result.backup = str(await backup(db, engine.workspace / BACKUP_DIR))
+    # Freed space is zeroed as it is freed: belt and braces, should the VACUUM below fail.
+    await db.execute("pragma secure_delete = on")
+    async with db.transaction():
+        changes = await _reload(db, seqs)
+        _count(result, changes, bool(origins))
+        await _write(db, changes)
+        await db.executemany(
+            "update projects set origin = ? where id = ?", [(o, p) for p, o in origins]
+        )
+        await _drop_vectors(db, [c.seq for c in changes])
+        remapped = await remap_cursors(db, remaps)
+        log_lines = sum(log.lines for log in report.logs)
+        if changes or origins or remapped or log_lines:
+            await audit.record(
+                db,
+                engine.project_id,
+                "scrub-secrets",
+                result.nodes,
+                by_source=result.by_source,
+                rules=result.rules,
+                origin=result.origin,
+                log_lines=log_lines,
+                log_cursors=remapped,
+                backup=result.backup,
+            )
+    done = await compact(db, rebuild_fts=bool(changes), vacuum=bool(changes or origins))
+    result.compacted = _compaction_text(done)
+    return result
+
+
+def _count(result: DatabaseScrub, changes: list[_Change], origin: bool) -> None:
+    by_source: Counter[str] = Counter(c.node.source for c in changes)
+    rules: Counter[str] = Counter()
+    for c in changes:
+        rules.update(c.rules)
+    result.nodes, result.origin = len(changes), origin
+    result.by_source, result.rules = dict(sorted(by_source.items())), dict(sorted(rules.items()))
+
+
+async def _write(db: Database, changes: list[_Change]) -> None:
+    # The FTS index follows through the nodes_au trigger; the rebuild after this transaction
+    # then drops the old terms from its segments.
+    await db.executemany(
+        "update nodes set title = ?, body = ?, paths = ?, meta = ?, content_hash = ? where seq = ?",
+        [
+            (
+                c.node.title,
+                c.node.body,
+                "\n".join(c.node.files),
+                c.node.meta_json,
+                c.node.content_hash,
+                c.seq,
+            )
+            for c in changes
+        ],
+    )
+    for c in changes:
+        if c.paths_changed:
+            await db.execute("delete from node_files where node_id = ?", (c.node.id,))
+            await db.executemany(
+                "insert into node_files (node_id, path) values (?, ?) on conflict do nothing",
+                [(c.node.id, path) for path in c.node.files],
+            )
+
+
+async def _vector_table(db: Database) -> bool:
+    return bool(await db.fetchone("select 1 from sqlite_master where name = ?", (vectors.TABLE,)))
+
+
+async def _check_vectors(db: Database, seqs: list[int]) -> None:
+    """Refuse, before anything is written, when changed nodes have vectors that this
+    connection cannot delete (sqlite-vec not loaded)."""
+    if db.vectors.loaded or not seqs or not await _vector_table(db):
+        return
+    for start in range(0, len(seqs), BATCH):
+        batch = seqs[start : start + BATCH]
+        marks = ",".join("?" * len(batch))
+        if await db.fetchone(f"select 1 from embeddings where seq in ({marks}) limit 1", batch):
+            raise StoreError(
+                f"{db.path}: nodes to scrub have vectors, and removing them needs sqlite-vec, "
+                f"which is not loaded ({db.vectors.reason}); make it loadable (unset "
+                "NEXUSMEM_VECTOR=off) and run `nexusmem scrub-secrets --yes` again"
+            )
+
+
+async def _drop_vectors(db: Database, seqs: list[int]) -> None:
+    """Forget the vectors of changed nodes: the next sync embeds their redacted text."""
+    table = db.vectors.loaded and await _vector_table(db)
+    for start in range(0, len(seqs), BATCH):
+        batch = seqs[start : start + BATCH]
+        marks = ",".join("?" * len(batch))
+        if table:
+            await db.execute(f"delete from {vectors.TABLE} where rowid in ({marks})", batch)
+        await db.execute(f"delete from embeddings where seq in ({marks})", batch)
+
+
+async def remap_cursors(db: Database, remaps: dict[str, LogRemap]) -> int:
+    """Move this database's cursors of rewritten logs to the same lines in the new files
+    (inside the caller's transaction); return how many moved."""
+    moved = 0
+    for source, remap in remaps.items():
+        rows = await db.fetchall(
+            "select project_id, value from cursors where source = ?", (source,)
+        )
+        for pid, value in rows:
+            new = remap.cursor(value)
+            if new != value:
+                await set_cursor(db, pid, source, new)
+                moved += 1
+    return moved
+
+
+async def _remap_elsewhere(
+    settings: Settings, done: set[str], remaps: dict[str, LogRemap], report: ScrubReport
+) -> None:
+    """The logs are every repository's: move the cursors of the other registered databases
+    too. One that cannot be opened keeps its cursors, which then read from the start of the
+    log at its next sync (see :mod:`.scrub_logs`): slower, never wrong."""
+    for entry in load_registry(settings.home):
+        path = Path(entry.database)
+        if str(path) in done or not path.is_file():
+            continue
+        try:
+            async with open_database(path, vectors=False) as db, db.transaction():
+                await remap_cursors(db, remaps)
+        except NexusMemError as err:  # open_database turns SQLite errors into StoreError
+            report.notes.append(
+                f"{entry.root}: log cursors not moved ({err}); its next sync reads the logs "
+                "from the start"
+            )
+
+
+def _compaction_text(done: Compaction) -> str:
+    said = [
+        text
+        for flag, text in (
+            (done.fts_rebuilt, "FTS index rebuilt"),
+            (done.vacuumed, "vacuumed"),
+            (done.wal_truncated, "WAL truncated"),
+        )
+        if flag
+    ]
+    if done.error:
+        said.append(
+            f"not compacted ({done.error}): old text may remain in free pages; run "
+            "`nexusmem scrub-secrets --yes` again when no sync is running"
+        )
+    elif not done.wal_truncated:
+        said.append(
+            "WAL not truncated: another process was reading the database; old text may remain "
+            "in memory.db-wal until every process using the database has closed it"
+        )
+    return ", ".join(said)
