@@ -131,6 +131,8 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
         )
     if report.flagged and not args.quiet and not args.json:
         print(f"flagged: {report.flagged} stale node(s) likely superseded: see `nexusmem stale`")
+    if report.denied and not args.quiet and not args.json:
+        print(f"denied: {report.denied} node(s) holding a forgotten value, not written")
     if report.vectors.startswith("skipped") and not args.quiet:
         # One line on why vectors were skipped or rebuilt; sync itself succeeded.
         print(f"vectors: {report.vectors}", file=sys.stderr)

@@ -141,6 +141,7 @@ class SyncReport:
     shell_skipped: int = 0  # malformed hook-log lines passed over
     agent: int = 0  # commands the coding agent ran, written
     agent_skipped: int = 0  # malformed agent-log lines passed over
+    denied: int = 0  # nodes holding a forgotten value, not written (see hygiene/deny.py)
     failures_examined: int = 0  # failed commands looked at by the failure -> fix linker
     linked_retry: int = 0  # links added this sync
     linked_discussion: int = 0

@@ -17,6 +17,7 @@ from .collectors.shell import hooklog
 from .embed import EmbedTimeoutError, EmbedUnavailableError
 from .engine import Engine
 from .hygiene.contradictions import check_during_sync
+from .hygiene.deny import DenyFilter
 from .hygiene.review import keep_judgements, restore_judgements
 from .models import Node, SyncReport
 from .registry import register_project
@@ -89,24 +90,26 @@ async def _ingest(
     """Every source in turn: commits, then their diffs, then docs (dated by the commits)."""
     repo, db, pid, sources = engine.repo, engine.db, engine.project_id, engine.config.sources
     touched: dict[str, int] = {}
+    deny = await DenyFilter.load(db, pid)  # forgotten values: a node holding one is not written
     if repo.head:
         cursor = await get_cursor(db, pid, "git")
         full = cursor is None or not await is_ancestor(repo.root, cursor, repo.head)
         report.full_walk = full
         rev = repo.head if full else f"{cursor}..{repo.head}"
         if sources.git.enabled:
-            report.commits = await _sync_commits(engine, rev, since, touched, progress)
+            report.commits = await _sync_commits(engine, rev, since, touched, progress, deny)
         if sources.diff.enabled:
             limit = ["-n", str(sources.diff.max_commits)] if full else []
             since_args = [f"--since={since}"] if since else []
-            report.diffs = await _sync_diffs(engine, [*limit, *since_args, rev], progress)
+            report.diffs = await _sync_diffs(engine, [*limit, *since_args, rev], progress, deny)
         await set_cursor(db, pid, "git", repo.head)
     if sources.docs.enabled:
-        await _sync_docs(engine, touched, report, progress)
+        await _sync_docs(engine, touched, report, progress, deny)
     if sources.shell.enabled:
-        await _sync_shell(engine, report, progress)
+        await _sync_shell(engine, report, progress, deny)
     if sources.agent.enabled:
-        await _sync_agent(engine, report, progress)
+        await _sync_agent(engine, report, progress, deny)
+    report.denied = deny.dropped
     if link_failures or (report.agent and sources.agent.link_failures):
         links = await chains.link_failures(engine.db, engine.project_id)
         report.failures_examined = links.examined
@@ -124,9 +127,10 @@ async def _drop_project(db: Database, pid: str) -> None:
 
 
 async def _write_all(
-    db: Database, nodes: AsyncIterator[Node], stage: str, progress: Progress
+    db: Database, nodes: AsyncIterator[Node], stage: str, progress: Progress, deny: DenyFilter
 ) -> int:
-    """Upsert a stream of nodes in batches; return the rows changed.
+    """Upsert a stream of nodes in batches, but none that ``deny`` denies; return the rows
+    changed.
 
     Writing overlaps parsing: while the database thread inserts one batch, the event loop
     builds the next (at most two batches in flight, so memory stays flat). aiosqlite runs
@@ -146,6 +150,8 @@ async def _write_all(
     try:
         async with anyio.create_task_group() as tg:
             async for node in nodes:
+                if deny.denies(node):
+                    continue
                 batch.append(node)
                 seen += 1
                 if len(batch) >= BATCH:
@@ -166,7 +172,12 @@ async def _write_all(
 
 
 async def _sync_commits(
-    engine: Engine, rev: str, since: str | None, touched: dict[str, int], progress: Progress
+    engine: Engine,
+    rev: str,
+    since: str | None,
+    touched: dict[str, int],
+    progress: Progress,
+    deny: DenyFilter,
 ) -> int:
     """Upsert commit nodes; note the newest commit time of every path (doc dates come from it)."""
 
@@ -178,16 +189,22 @@ async def _sync_commits(
                 touched.setdefault(path, commit.ts)
             yield node
 
-    return await _write_all(engine.db, nodes(), "commits", progress)
+    return await _write_all(engine.db, nodes(), "commits", progress, deny)
 
 
-async def _sync_diffs(engine: Engine, rev_args: list[str], progress: Progress) -> int:
+async def _sync_diffs(
+    engine: Engine, rev_args: list[str], progress: Progress, deny: DenyFilter
+) -> int:
     nodes = ingest.diff_nodes(engine.project_id, engine.repo.root, rev_args, engine.config)
-    return await _write_all(engine.db, nodes, "diffs", progress)
+    return await _write_all(engine.db, nodes, "diffs", progress, deny)
 
 
 async def _sync_docs(
-    engine: Engine, touched: dict[str, int], report: SyncReport, progress: Progress
+    engine: Engine,
+    touched: dict[str, int],
+    report: SyncReport,
+    progress: Progress,
+    deny: DenyFilter,
 ) -> None:
     """Re-parse only the doc files whose content or date changed; forget vanished sections."""
     db, pid = engine.db, engine.project_id
@@ -204,6 +221,7 @@ async def _sync_docs(
         if old and old == (doc.digest, ts):
             continue
         nodes = ingest.doc_nodes(pid, doc, ts, engine.config.limits.max_body_chars)
+        nodes = [n for n in nodes if not deny.denies(n)]
         keep = {n.id for n in nodes}
         existing = await db.fetchall(
             "select id from nodes where project_id = ? and source = 'docs' and grp = ?",
@@ -229,7 +247,9 @@ async def _sync_docs(
     progress("docs", len(current))
 
 
-async def _sync_shell(engine: Engine, report: SyncReport, progress: Progress) -> None:
+async def _sync_shell(
+    engine: Engine, report: SyncReport, progress: Progress, deny: DenyFilter
+) -> None:
     """Commands from the hook log when there is one, else scraped from history files."""
     db, pid = engine.db, engine.project_id
     cursor = hooklog.LogCursor.decode(await get_cursor(db, pid, "shell:hook"))
@@ -240,12 +260,14 @@ async def _sync_shell(engine: Engine, report: SyncReport, progress: Progress) ->
             yield node
 
     report.shell_mode, report.shell_skipped = found.mode, found.malformed
-    report.shell = await _write_all(db, nodes(), "shell", progress)
+    report.shell = await _write_all(db, nodes(), "shell", progress, deny)
     if found.cursor is not None:
         await set_cursor(db, pid, "shell:hook", found.cursor.encode())
 
 
-async def _sync_agent(engine: Engine, report: SyncReport, progress: Progress) -> None:
+async def _sync_agent(
+    engine: Engine, report: SyncReport, progress: Progress, deny: DenyFilter
+) -> None:
     """Commands the coding agent ran. A failure whose exit code Claude Code did not give takes
     it from a shell-hook record of the same command at the same moment, when there is one."""
     db, pid = engine.db, engine.project_id
@@ -270,7 +292,7 @@ async def _sync_agent(engine: Engine, report: SyncReport, progress: Progress) ->
         for record in found.records:
             yield agent_node(pid, record, limit, root)
 
-    report.agent = await _write_all(db, nodes(), "agent", progress)
+    report.agent = await _write_all(db, nodes(), "agent", progress, deny)
     report.agent_skipped = found.malformed
     if found.cursor is not None:
         await set_cursor(db, pid, "agent:claude", found.cursor.encode())
