@@ -239,6 +239,73 @@ async def cmd_mark_stale(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_report(report: Any, as_json: bool) -> None:
+    """A report's lines (or its JSON) on stdout, its warnings on stderr."""
+    if as_json:
+        _print_json(report.to_dict())
+    else:
+        for line in report.lines():
+            print(line)
+    _warn(report.warnings if hasattr(report, "warnings") else [])
+
+
+def _value_to_forget(args: argparse.Namespace) -> str:
+    """The value from the command line, else asked for (not echoed) or read from stdin, so
+    that it need not go into the shell's history."""
+    if args.value is not None:
+        return str(args.value)
+    if sys.stdin.isatty():
+        import getpass
+
+        return getpass.getpass("value to forget (not shown): ")
+    return sys.stdin.read().rstrip("\r\n")
+
+
+async def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_core import handlers
+    from nexusmem_core.errors import UsageError
+
+    reading = bool(args.list or args.export)
+    if args.value is not None and (reading or args.import_file):
+        raise UsageError("forget: give a value, or --list, --export or --import, not both")
+    report: Any
+    async with _engine(settings, args, read_only=reading or not args.yes) as engine:
+        if args.list:
+            _print_deny_list(await handlers.deny_list(engine), args.json)
+            return 0
+        if args.export:
+            exported = await handlers.export_deny_list(engine, Path(args.export))
+            print(f"exported {exported.entries} entr(ies) to {exported.path} (mode 0600)")
+            _warn(exported.warnings)
+            return 0
+        if args.import_file:
+            path = Path(args.import_file)
+            report = await handlers.import_deny_list(engine, path, apply=args.yes)
+        else:
+            report = await handlers.forget(
+                engine,
+                _value_to_forget(args),
+                regex=args.regex,
+                ignore_case=args.ignore_case,
+                reason=args.reason,
+                apply=args.yes,
+            )
+    _print_report(report, args.json)
+    return 0
+
+
+def _print_deny_list(entries: list[dict[str, Any]], as_json: bool) -> None:
+    from nexusmem_core.hygiene.forget import entry_line
+
+    if as_json:
+        _print_json(entries)
+        return
+    for entry in entries:
+        print(entry_line(entry))
+    if not entries:
+        print("the deny list is empty")
+
+
 async def cmd_precheck(settings: Settings, args: argparse.Namespace) -> int:
     from nexusmem_core import handlers
 
@@ -553,6 +620,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="the newer node that replaces it",
     )
     p.set_defaults(func=cmd_mark_stale)
+
+    p = sub.add_parser(
+        "forget",
+        parents=[repo, as_json],
+        help="delete every node holding a value and never ingest it again",
+        description="Delete every node of this repository's memory whose title, body, paths "
+        "or metadata hold VALUE (where it does not cut a word in two), with its vector and "
+        "index entries, and add VALUE to the deny list so no sync ingests it again. A dry run "
+        "unless --yes. Without VALUE it is asked for, so it stays out of your shell history.",
+    )
+    p.add_argument("value", nargs="?", metavar="VALUE", help="the text to forget")
+    p.add_argument("--regex", action="store_true", help="VALUE is a regular expression")
+    p.add_argument("--ignore-case", action="store_true", help="match any letter case")
+    p.add_argument("--reason", metavar="TEXT", help="why, shown by --list")
+    p.add_argument("--yes", action="store_true", help="forget (default: dry run)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--list", action="store_true", help="show the deny list (literals masked)")
+    mode.add_argument("--export", metavar="FILE", help="write the deny list to FILE (0600)")
+    mode.add_argument(
+        "--import",
+        dest="import_file",
+        metavar="FILE",
+        help="add an exported deny list here and forget what it matches (dry run unless --yes)",
+    )
+    p.set_defaults(func=cmd_forget)
 
     p = sub.add_parser(
         "precheck",

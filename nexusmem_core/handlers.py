@@ -33,6 +33,7 @@ from .store.fts import (
 from .store.nodes import NODE_COLUMNS, get_cursor, upsert_project
 
 if TYPE_CHECKING:
+    from .hygiene.forget import ExportReport, ForgetReport, ImportReport
     from .hygiene.review import MarkStaleResult, ReviewResult
     from .hygiene.scrub import ScrubReport
     from .hygiene.stale import DismissResult, OpenSuggestions, StaleReport
@@ -43,7 +44,11 @@ if TYPE_CHECKING:
 __all__ = [
     "ProjectsReport",
     "check_contradictions",
+    "deny_list",
     "dismiss_suggestion",
+    "export_deny_list",
+    "forget",
+    "import_deny_list",
     "init_project",
     "list_projects",
     "list_recent",
@@ -584,6 +589,51 @@ async def scan(
         }
         for n in nodes
     ]
+
+
+# ---------------------------------------------------------------------- forget and prune-source
+
+
+async def forget(
+    engine: Engine,
+    value: str,
+    *,
+    regex: bool = False,
+    ignore_case: bool = False,
+    reason: str | None = None,
+    apply: bool = False,
+) -> ForgetReport:
+    """Delete every node of this project holding ``value`` (a literal, or a pattern with
+    ``regex``) with its vector and index entries, and deny the value to every later sync.
+    A dry run unless ``apply``: the report says what would go, by source."""
+    from .hygiene.forget import forget as run
+
+    return await run(
+        engine, value, regex=regex, ignore_case=ignore_case, reason=reason, apply=apply
+    )
+
+
+async def deny_list(engine: Engine, *, show_patterns: bool = True) -> list[dict[str, Any]]:
+    """The deny list: a literal shows only its length, a regex its pattern (unless not
+    ``show_patterns``), with reason and date."""
+    from .hygiene.forget import list_entries
+
+    return await list_entries(engine, show_patterns=show_patterns)
+
+
+async def export_deny_list(engine: Engine, path: Path) -> ExportReport:
+    """Write the deny list (salted hashes and their salts) to ``path``, mode 0600."""
+    from .hygiene.forget import export_entries
+
+    return await export_entries(engine, path)
+
+
+async def import_deny_list(engine: Engine, path: Path, *, apply: bool = False) -> ImportReport:
+    """Add an exported deny list to this checkout and forget the nodes it matches here;
+    a dry run unless ``apply``."""
+    from .hygiene.forget import import_entries
+
+    return await import_entries(engine, path, apply=apply)
 
 
 # ------------------------------------------------------------------------------------ projects

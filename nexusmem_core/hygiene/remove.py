@@ -1,0 +1,110 @@
+"""Deleting nodes so that nothing of them stays in the database file: what forget and
+``sync --prune-source`` share.
+
+Inside the caller's one transaction, per node: a tombstone (hashes only), its vector (the
+``embeddings`` row and the sqlite-vec row), cached contradiction verdicts naming it, its files
+and the node itself (its FTS entry goes by trigger, its links by cascade). Deleted text must
+not linger either: the FTS index is merged (FTS5 keeps a deleted row's terms in its old
+segments until then); after the commit the file is VACUUMed (free pages, and the unused
+corners of pages that were split or rebalanced since the row was written, keep old text) and
+the WAL, whose older frames still hold it, checkpointed and truncated.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from ..errors import StoreError
+from ..store import audit, vectors
+from ..store.db import Database
+from ..store.maintenance import compact
+from ..store.nodes import delete_nodes
+
+__all__ = ["Doomed", "by_source", "leaving_no_trace", "remove_nodes"]
+
+BATCH = 500
+
+
+@dataclass(frozen=True)
+class Doomed:
+    """A node about to be removed: enough to delete it and count it."""
+
+    id: str
+    seq: int
+    source: str
+
+
+def by_source(nodes: Sequence[Doomed]) -> dict[str, int]:
+    """How many of ``nodes`` each source wrote, most first."""
+    counts = Counter(n.source for n in nodes)
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _batches(items: Sequence[int]) -> list[list[int]]:
+    return [list(items[i : i + BATCH]) for i in range(0, len(items), BATCH)]
+
+
+async def _vector_table(db: Database) -> bool:
+    return bool(await db.fetchone("select 1 from sqlite_master where name = ?", (vectors.TABLE,)))
+
+
+async def _delete_vectors(db: Database, seqs: list[int]) -> int:
+    """Delete the vectors of ``seqs``; refuse (before deleting anything) when some exist and
+    this connection cannot reach them."""
+    table = await _vector_table(db)
+    removed = 0
+    for batch in _batches(seqs):
+        marks = ",".join("?" * len(batch))
+        if table and not db.vectors.loaded:
+            if await db.fetchone(f"select 1 from embeddings where seq in ({marks})", batch):
+                raise StoreError(
+                    f"{db.path}: these nodes have vectors, and deleting them needs sqlite-vec, "
+                    f"which is not loaded ({db.vectors.reason}); make it loadable (unset "
+                    "NEXUSMEM_VECTOR=off) and run the command again"
+                )
+            continue
+        if table:
+            await db.execute(f"delete from {vectors.TABLE} where rowid in ({marks})", batch)
+        removed += await db.execute(f"delete from embeddings where seq in ({marks})", batch)
+    return removed
+
+
+async def remove_nodes(db: Database, nodes: Sequence[Doomed], operation: str) -> int:
+    """Remove ``nodes`` and everything derived from them (inside the caller's transaction)."""
+    ids = [n.id for n in nodes]
+    await audit.tombstone(db, ids, operation)
+    await _delete_vectors(db, [n.seq for n in nodes])
+    for start in range(0, len(ids), BATCH):
+        batch = ids[start : start + BATCH]
+        marks = ",".join("?" * len(batch))
+        await db.execute(
+            f"delete from contradictions where old_id in ({marks}) or new_id in ({marks})",
+            (*batch, *batch),
+        )
+    removed = await delete_nodes(db, ids)
+    if removed:
+        await db.execute("insert into nodes_fts(nodes_fts) values ('optimize')")
+    return removed
+
+
+@asynccontextmanager
+async def leaving_no_trace(db: Database) -> AsyncIterator[list[str]]:
+    """Around the transaction that deletes: afterwards VACUUM and truncate the WAL
+    (:func:`~nexusmem_core.store.maintenance.compact`). Yields a list that gets a note when
+    either could not be done."""
+    notes: list[str] = []
+    yield notes
+    done = await compact(db, rebuild_fts=False, vacuum=True)
+    if done.error:
+        notes.append(
+            f"the database file could not be compacted ({done.error}), so its free space may "
+            "still hold the removed text: run the same command again"
+        )
+    elif not done.wal_truncated:
+        notes.append(
+            "another process is reading the database, so its write-ahead log may still hold "
+            "the removed text until the last one closes it"
+        )

@@ -1,0 +1,236 @@
+"""forget: a dry run first; then the value's nodes, index entries and vectors go, hashes
+stay, and no sync brings the value back, here or (after an import) in another clone."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from nexusmem_core import handlers
+from nexusmem_core.collectors.shell import hooklog
+from nexusmem_core.collectors.shell.record import build_record
+from nexusmem_core.config import Settings
+from nexusmem_core.engine import open_engine
+
+from ..conftest import Repo, run_cli
+from ..fake_ollama import FakeOllama
+from ..test_vectors import with_ollama
+
+SECRET = "orchid-falcon-77"  # a made-up password the redaction table does not know
+
+
+def log_command(home: Path, cmd: str, cwd: Path) -> None:
+    record = build_record(cmd, {"shell": "bash", "exit": "0", "cwd": str(cwd)}, home)
+    assert record is not None
+    hooklog.append(home, record)
+
+
+def leaky(repo: Repo, home: Path) -> Repo:
+    """A commit message, a file and a shell command that hold the secret."""
+    repo.commit(
+        f"chore: staging login\n\nThe password is {SECRET} until Friday.",
+        {"deploy/staging.env": f"DB_PASSWORD={SECRET}\n"},
+    )
+    log_command(home, f"echo {SECRET} > /tmp/staging-note", repo.path)
+    return repo
+
+
+def cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(*args, "-C", str(repo))
+
+
+def table(repo: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(repo / ".nexusmem" / "memory.db") as conn:
+        return conn.execute(sql).fetchall()
+
+
+def file_bytes(repo: Path) -> bytes:
+    db = repo / ".nexusmem" / "memory.db"
+    return b"".join(p.read_bytes() for p in (db, db.with_name("memory.db-wal")) if p.exists())
+
+
+def synced(repo: Repo, home: Path) -> Path:
+    leaky(repo, home)
+    assert cli(repo.path, "init").returncode == 0
+    assert cli(repo.path, "sync").returncode == 0
+    return repo.path
+
+
+def test_the_dry_run_counts_by_source_and_writes_nothing(repo: Repo, home: Path):
+    path = synced(repo, home)
+    db = path / ".nexusmem" / "memory.db"
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    out = cli(path, "forget", SECRET)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "would forget 3 node(s): diff 1, git 1, shell:hook 1"
+    assert "add --yes" in out.stdout
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    assert table(path, "select count(*) from deny_list") == [(0,)]
+
+
+def test_forget_removes_the_nodes_and_keeps_only_hashes(repo: Repo, home: Path):
+    path = synced(repo, home)
+    out = cli(path, "forget", SECRET, "--yes", "--reason", "leaked in a commit")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("forgot 3 node(s): diff 1, git 1, shell:hook 1\n")
+    assert SECRET not in cli(path, "query", "orchid falcon", "--json").stdout
+    assert table(path, "select count(*) from nodes_fts where nodes_fts match 'orchid'") == [(0,)]
+    assert table(path, "select operation, kind, source from tombstones order by source") == [
+        ("forget", "file_diff", "diff"),
+        ("forget", "git_commit", "git"),
+        ("forget", "shell_command", "shell:hook"),
+    ]
+    ((operation, count, detail),) = table(path, "select operation, count, detail from audit")
+    assert (operation, count) == ("forget", 3)
+    assert json.loads(detail)["by_source"] == {"diff": 1, "git": 1, "shell:hook": 1}
+    ((kind, value, length, reason),) = table(
+        path, "select kind, value, length, reason from deny_list"
+    )
+    assert (kind, length, reason) == ("literal", len(SECRET), "leaked in a commit")
+    assert value != SECRET
+    # Nothing of the value is left anywhere in the file: not in a table, a free page or the
+    # old FTS segments (the tokenizer stores "orchid" and "falcon" lowercased).
+    stored = file_bytes(path).lower()
+    assert b"orchid" not in stored and b"falcon" not in stored
+    listed = cli(path, "forget", "--list")
+    assert SECRET not in listed.stdout
+    assert f"literal, {len(SECRET)} chars, case-sensitive, leaked in a commit" in listed.stdout
+
+
+def test_forgetting_again_adds_no_second_entry(repo: Repo, home: Path):
+    path = synced(repo, home)
+    cli(path, "forget", SECRET, "--yes")
+    again = cli(path, "forget", SECRET, "--yes")
+    assert again.stdout.startswith("no node held it\ndeny list: already had it")
+    assert table(path, "select count(*) from deny_list") == [(1,)]
+
+
+def test_no_sync_brings_it_back(repo: Repo, home: Path):
+    path = synced(repo, home)
+    cli(path, "forget", SECRET, "--yes")
+    # The hook log is append-only: the line is still there, and another one joins it.
+    log_command(home, f"echo {SECRET} | pass insert staging", path)
+    log_command(home, "make test", path)
+    report = json.loads(cli(path, "sync", "--json").stdout)
+    assert (report["denied"], report["shell"]) == (1, 1)
+    rebuilt = cli(path, "sync", "--rebuild")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "denied: 4 node(s) holding a forgotten value, not written" in rebuilt.stdout
+    assert table(path, f"select count(*) from nodes where body like '%{SECRET}%'") == [(0,)]
+    assert table(path, "select count(*) from nodes where title = 'make test'") == [(1,)]
+
+
+def test_export_then_import_protects_a_second_clone(repo: Repo, home: Path, tmp_path: Path):
+    path = synced(repo, home)
+    cli(path, "forget", SECRET, "--yes")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(path), str(clone)], check=True)
+    cli(clone, "init")
+    cli(clone, "sync")
+    assert SECRET in cli(clone, "query", "orchid falcon").stdout  # git history brought it back
+
+    exported = tmp_path / "deny.json"
+    out = cli(path, "forget", "--export", str(exported))
+    assert out.returncode == 0 and "as sensitive as the values it protects" in out.stderr
+    assert exported.stat().st_mode & 0o777 == 0o600
+    assert SECRET not in exported.read_text()
+
+    dry = cli(clone, "forget", "--import", str(exported))
+    assert dry.stdout.splitlines()[:2] == [
+        f"would import 1 entr(ies) in {exported}, 1 new here",
+        "would forget 2 node(s): diff 1, git 1",
+    ]
+    assert table(clone, "select count(*) from deny_list") == [(0,)]
+    done = cli(clone, "forget", "--import", str(exported), "--yes")
+    assert done.stdout.splitlines()[1] == "forgot 2 node(s): diff 1, git 1"
+    assert SECRET not in cli(clone, "query", "orchid falcon").stdout
+    rebuilt = json.loads(cli(clone, "sync", "--rebuild", "--json").stdout)
+    assert rebuilt["denied"] == 2
+    assert SECRET not in cli(clone, "query", "orchid falcon").stdout
+    again = cli(clone, "forget", "--import", str(exported), "--yes")
+    assert "1 entr(ies) in" in again.stdout and "0 new here" in again.stdout
+
+
+def test_a_regex_is_kept_as_given_with_a_warning(repo: Repo, home: Path):
+    path = synced(repo, home)
+    out = cli(path, "forget", r"orchid-\w+-\d+", "--regex", "--ignore-case", "--yes")
+    assert out.returncode == 0
+    assert out.stderr.startswith("warning: a regex is kept in the deny list as given")
+    assert out.stdout.startswith("forgot 3 node(s)")
+    assert r"regex /orchid-\w+-\d+/, 14 chars, ignore-case" in cli(path, "forget", "--list").stdout
+    bad = cli(path, "forget", "(unclosed", "--regex")
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1
+
+
+def test_the_value_can_be_given_on_stdin_to_keep_it_out_of_shell_history(repo: Repo, home: Path):
+    path = synced(repo, home)
+    out = run_cli("forget", "-C", str(path), input=SECRET + "\n")
+    assert out.stdout.startswith("would forget 3 node(s)")
+
+
+CRASH = """
+import os, sys
+from pathlib import Path
+import anyio
+from nexusmem_core.config import Settings
+from nexusmem_core.engine import open_engine
+from nexusmem_core.hygiene import forget, remove
+
+real = remove.delete_nodes
+
+async def dying(db, ids):
+    await real(db, list(ids)[:1])  # one node really deleted inside the transaction
+    os._exit(9)  # then the process dies, as a kill -9 would
+
+remove.delete_nodes = dying
+
+async def main():
+    async with open_engine(Settings.from_env(), Path(sys.argv[1])) as engine:
+        await forget.forget(engine, sys.argv[2], apply=True)
+
+anyio.run(main)
+"""
+
+
+def test_a_crash_half_way_leaves_the_database_as_it_was(repo: Repo, home: Path):
+    path = synced(repo, home)
+    query = "select (select count(*) from nodes), (select count(*) from nodes_fts), " + ", ".join(
+        f"(select count(*) from {t})" for t in ("deny_list", "tombstones", "audit", "node_files")
+    )
+    before = table(path, query)
+    died = subprocess.run(
+        [sys.executable, "-c", CRASH, str(path), SECRET], env=os.environ, capture_output=True
+    )
+    assert died.returncode == 9, died.stderr
+    assert table(path, query) == before
+    assert cli(path, "forget", SECRET).stdout.startswith("would forget 3 node(s)")
+
+
+async def test_forget_deletes_the_vectors_too(settings: Settings, repo: Repo, home: Path):
+    leaky(repo, home)
+    with FakeOllama() as ollama:
+        async with open_engine(with_ollama(settings, ollama), repo.path, create=True) as engine:
+            await handlers.sync(engine)
+            db = engine.db
+            seqs = [
+                s
+                for (s,) in await db.fetchall(
+                    "select seq from nodes where body like ?", (f"%{SECRET}%",)
+                )
+            ]
+            assert len(seqs) == 3
+            marks = ",".join("?" * len(seqs))
+            count = f"select count(*) from {{}} where {{}} in ({marks})"
+            assert await db.fetchone(count.format("embeddings", "seq"), seqs) == (3,)
+            report = await handlers.forget(engine, SECRET, apply=True)
+            assert report.removed == 3
+            assert await db.fetchone(count.format("embeddings", "seq"), seqs) == (0,)
+            assert await db.fetchone(count.format("nodes_vec", "rowid"), seqs) == (0,)
+            response = await handlers.search(engine, "orchid falcon")
+    assert response.vector == "used"
+    assert all(SECRET not in r.summary for r in response.results)
