@@ -100,6 +100,8 @@ class _Progress:
 async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
     from nexusmem_core import handlers
 
+    if args.prune_source:
+        return await _prune_source(settings, args)
     progress = _Progress(args.quiet)
     async with _engine(settings, args) as engine:
         report = await handlers.sync(
@@ -138,6 +140,16 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
         print(f"vectors: {report.vectors}", file=sys.stderr)
     if report.contradictions.startswith("skipped") and not args.quiet:
         print(f"contradictions: {report.contradictions}", file=sys.stderr)
+    return 0
+
+
+async def _prune_source(settings: Settings, args: argparse.Namespace) -> int:
+    """``sync --prune-source NAME``: remove what one source wrote instead of syncing."""
+    from nexusmem_core import handlers
+
+    async with _engine(settings, args, read_only=not args.yes) as engine:
+        report = await handlers.prune_source(engine, args.prune_source, apply=args.yes)
+    _print_report(report, args.json)
     return 0
 
 
@@ -547,6 +559,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="link each failed command to what fixed it (automatic after agent commands)",
     )
+    p.add_argument(
+        "--prune-source",
+        metavar="NAME",
+        help="instead of syncing, remove every node one source wrote (git, diff, docs, "
+        "shell:hook, shell:bash, ..., agent:claude); a dry run unless --yes",
+    )
+    p.add_argument("--yes", action="store_true", help="with --prune-source: remove them")
     p.set_defaults(func=cmd_sync)
 
     p = sub.add_parser("query", parents=[repo, as_json], help="ask the memory something")

@@ -34,6 +34,7 @@ from .store.nodes import NODE_COLUMNS, get_cursor, upsert_project
 
 if TYPE_CHECKING:
     from .hygiene.forget import ExportReport, ForgetReport, ImportReport
+    from .hygiene.prune import PruneReport
     from .hygiene.review import MarkStaleResult, ReviewResult
     from .hygiene.scrub import ScrubReport
     from .hygiene.stale import DismissResult, OpenSuggestions, StaleReport
@@ -55,6 +56,7 @@ __all__ = [
     "mark_stale",
     "open_suggestions",
     "precheck",
+    "prune_source",
     "review",
     "scan",
     "scrub_secrets",
@@ -634,6 +636,14 @@ async def import_deny_list(engine: Engine, path: Path, *, apply: bool = False) -
     from .hygiene.forget import import_entries
 
     return await import_entries(engine, path, apply=apply)
+
+
+async def prune_source(engine: Engine, source: str, *, apply: bool = False) -> PruneReport:
+    """Remove every node one source (``git``, ``shell:bash``, ...) wrote, and reset what it
+    had read; a dry run unless ``apply``."""
+    from .hygiene.prune import prune_source as run
+
+    return await run(engine, source, apply=apply)
 
 
 # ------------------------------------------------------------------------------------ projects
