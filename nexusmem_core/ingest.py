@@ -24,6 +24,7 @@ from .collectors.shell.nodes import hook_node, scraped_node
 from .collectors.shell.scope import inside, repository_roots
 from .config import ProjectConfig
 from .models import Node
+from .redact import redact
 
 __all__ = [
     "DocFile",
@@ -55,13 +56,15 @@ def commit_node(project_id: str, commit: Commit, max_chars: int) -> Node:
     words every path shares ("src", "py", "Files") matched nine nodes in ten and made every
     query rank the whole corpus.
     """
-    body, _ = cap(commit.message, max_chars)
+    # Commit messages and patches are where a pasted or committed credential sits: redacted
+    # here, before anything reaches disk, with the same table as the shell hooks.
+    body, _ = cap(redact(commit.message), max_chars)
     return Node(
         project_id=project_id,
         kind="git_commit",
         source="git",
         ref=commit.sha,
-        title=commit.subject or "(no message)",
+        title=redact(commit.subject) or "(no message)",
         body=body,
         ts=commit.ts,
         signal=commit_signal(commit),
@@ -78,7 +81,7 @@ def commit_node(project_id: str, commit: Commit, max_chars: int) -> Node:
 
 def diff_node(project_id: str, commit: Commit, patch: FilePatch, max_chars: int) -> Node:
     """One changed file of one commit, its patch kept whole up to ``max_chars``."""
-    body, truncated = cap(patch.patch, max_chars)
+    body, truncated = cap(redact(patch.patch), max_chars)
     return Node(
         project_id=project_id,
         kind="file_diff",
@@ -95,7 +98,7 @@ def diff_node(project_id: str, commit: Commit, patch: FilePatch, max_chars: int)
         files=[patch.path],
         meta={
             "sha": commit.sha,
-            "subject": commit.subject,
+            "subject": redact(commit.subject),
             "path": patch.path,
             "status": patch.status,
             "added": patch.added,
@@ -172,7 +175,7 @@ def doc_nodes(project_id: str, doc: DocFile, ts: int | None, max_chars: int) -> 
     for section in parse_sections(doc.path, doc.text):
         count = seen[section.heading] = seen.get(section.heading, 0) + 1
         heading = section.heading if count == 1 else f"{section.heading} ({count})"
-        body, _ = cap(section.text, max_chars)
+        body, _ = cap(redact(section.text), max_chars)
         nodes.append(
             Node(
                 project_id=project_id,

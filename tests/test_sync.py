@@ -213,3 +213,19 @@ def test_a_database_error_while_writing_is_one_line_and_changes_nothing(repo):
     assert "Traceback" not in out.stderr
     with sqlite3.connect(db) as conn:
         assert conn.execute("select count(*) from nodes").fetchone()[0] == before
+
+
+def test_secrets_in_commits_patches_and_the_remote_url_never_reach_the_database(repo):
+    from .conftest import run_cli
+
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    repo.git("remote", "add", "origin", f"https://bob:{token}@github.com/acme/app.git")
+    repo.commit(f"chore: rotate the CI token\n\nold one was {token}", {".env": f"TOKEN={token}\n"})
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    assert run_cli("sync", "-q", "--no-embed", "-C", str(repo.path)).returncode == 0
+    for name in ("memory.db", "memory.db-wal"):
+        path = repo.path / ".nexusmem" / name
+        if path.exists():
+            assert token.encode() not in path.read_bytes(), name
+    out = run_cli("query", "-C", str(repo.path), "rotate the CI token").stdout
+    assert "[REDACTED]" in out and token not in out

@@ -156,7 +156,11 @@ async def read_repo(path: Path) -> RepoInfo:
     root = Path((await git(path, "rev-parse", "--show-toplevel")).strip())
     origin = (await git(root, "config", "--get", "remote.origin.url", check=False)).strip()
     head = (await git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)).strip()
-    return RepoInfo(root=root.resolve(), origin=origin or None, head=head or None)
+    # A remote URL can carry a credential (https://user:token@host/...): it is stored, so it is
+    # redacted; the project id drops the user part anyway.
+    from ..redact import redact
+
+    return RepoInfo(root=root.resolve(), origin=redact(origin) or None, head=head or None)
 
 
 async def main_checkout(root: Path) -> Path | None:
