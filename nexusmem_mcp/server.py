@@ -57,6 +57,7 @@ class AppContext:
 def build_server(settings: Settings) -> MCPServer[AppContext]:
     """The server with its tools and resources; nothing is opened until it runs."""
     from . import tools
+    from .hygiene import register_hygiene
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppContext]) -> AsyncIterator[AppContext]:
@@ -67,6 +68,7 @@ def build_server(settings: Settings) -> MCPServer[AppContext]:
         "nexusmem", instructions=INSTRUCTIONS, lifespan=lifespan, version=_version()
     )
     tools.register(server, settings)
+    register_hygiene(server, settings)
     return server
 
 

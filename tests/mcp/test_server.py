@@ -23,7 +23,20 @@ def server(settings: Settings):
 async def test_tools_are_listed_with_model_facing_docs(server):
     async with Client(server) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {"search_memory", "sync_project", "get_status", "list_recent_memory"}
+    assert set(tools) == {
+        "search_memory",
+        "sync_project",
+        "get_status",
+        "list_recent_memory",
+        "list_stale",
+        "list_contradictions",
+        "mark_stale",
+        "review_memory",
+        "forget_memory",
+    }
+    assert tools["forget_memory"].annotations.destructive_hint is True
+    assert tools["list_stale"].annotations.read_only_hint is True
+    assert tools["review_memory"].annotations.read_only_hint is False
     assert tools["search_memory"].annotations.read_only_hint is True
     assert tools["sync_project"].annotations.read_only_hint is False
     assert "token budget" in tools["search_memory"].description
@@ -147,3 +160,78 @@ async def test_a_failure_found_by_search_brings_its_fix(server, repo: Repo, home
     assert (second["link"], second["fix_for"]) == ("retry", first["id"])
     assert "(exit 0)  -- linked as the fix" in result.content[0].text
     assert status.structured_content["chains"]["retry"] == 1
+
+
+async def test_forget_is_a_dry_run_until_confirmed(server, repo: Repo):
+    async with Client(server) as client:
+        await client.call_tool("sync_project", {"project_root": str(repo.path)})
+        args = {"value": "S3 timed out", "project_root": str(repo.path)}
+        dry = await client.call_tool("forget_memory", args)
+        assert not dry.is_error and dry.structured_content["applied"] is False
+        assert "confirm: true" in dry.content[0].text
+        found = await client.call_tool(
+            "search_memory", {"query": "S3 timed out", "project_root": str(repo.path)}
+        )
+        assert found.structured_content["results"]  # still there after the dry run
+        done = await client.call_tool("forget_memory", {**args, "confirm": True})
+        assert done.structured_content["applied"] is True
+        assert done.structured_content["matched"] >= 1
+        gone = await client.call_tool(
+            "search_memory", {"query": "S3 timed out", "project_root": str(repo.path)}
+        )
+    assert all("S3 timed out" not in r["summary"] for r in gone.structured_content["results"])
+
+
+async def test_review_and_mark_stale_through_mcp(server, repo: Repo):
+    async with Client(server) as client:
+        await client.call_tool("sync_project", {"project_root": str(repo.path)})
+        hits = await client.call_tool(
+            "search_memory", {"query": "BM25 offline", "project_root": str(repo.path)}
+        )
+        doc = next(r for r in hits.structured_content["results"] if r["kind"] == "doc_section")
+        reviewed = await client.call_tool(
+            "review_memory",
+            {"node_id": doc["id"][:10], "verdict": "reject", "project_root": str(repo.path)},
+        )
+        assert reviewed.structured_content["trust"] == "rejected"
+        commits = await client.call_tool(
+            "search_memory", {"query": "architecture", "project_root": str(repo.path)}
+        )
+        newer = next(r for r in commits.structured_content["results"] if r["kind"] == "git_commit")
+        marked = await client.call_tool(
+            "mark_stale",
+            {"old_id": doc["id"], "new_id": newer["id"], "project_root": str(repo.path)},
+        )
+        assert marked.structured_content["changed"] is True
+        again = await client.call_tool(
+            "search_memory", {"query": "BM25 offline", "project_root": str(repo.path)}
+        )
+        stale = await client.call_tool(
+            "list_stale", {"project_root": str(repo.path), "min_age_days": 1}
+        )
+        open_ = await client.call_tool("list_contradictions", {"project_root": str(repo.path)})
+    same = next(r for r in again.structured_content["results"] if r["id"] == doc["id"])
+    assert same["trust"] == "rejected" and same["superseded"] is True
+    assert "[rejected]" in again.content[0].text and "[superseded]" in again.content[0].text
+    assert not stale.is_error and "candidates" in stale.structured_content
+    assert open_.structured_content["suggestions"] == []
+
+
+async def test_the_deny_list_resource_masks_what_was_forgotten(
+    server, repo: Repo, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.chdir(repo.path)
+    async with Client(server) as client:
+        await client.call_tool("sync_project", {})
+        await client.call_tool("forget_memory", {"value": "S3 timed out", "confirm": True})
+        await client.call_tool(
+            "forget_memory", {"value": "back(off|up)", "regex": True, "confirm": True}
+        )
+        deny = await client.read_resource("nexusmem://deny-list")
+        stale = await client.read_resource("nexusmem://stale")
+    text = deny.contents[0].text
+    entries = json.loads(text)["entries"]
+    assert [e["kind"] for e in entries] == ["literal", "regex"]
+    assert "S3 timed out" not in text and "back(off|up)" not in text
+    assert entries[0]["length"] == len("S3 timed out")
+    assert "candidates" in json.loads(stale.contents[0].text)

@@ -1,0 +1,178 @@
+"""MCP tools and resources for trust and hygiene: what may be stale, a person's judgement,
+superseding, and forgetting. Each translates arguments, calls one core handler, and
+translates the result back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from nexusmem_core import handlers
+from nexusmem_core.config import Settings
+from nexusmem_core.engine import open_engine
+from nexusmem_core.errors import NexusMemError
+
+from .tools import READ_ONLY, WRITES, ProjectRoot, Roots, _engine, _root, _text
+
+__all__ = ["register_hygiene"]
+
+DESTRUCTIVE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+NodeId = Annotated[
+    str, Field(description="A node id, or a unique prefix of at least 4 characters.")
+]
+
+
+def _stale_text(report: Any) -> str:
+    return "\n".join(report.lines()) or "nothing looks stale"
+
+
+def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
+    """Add the trust and hygiene tools and resources to ``server``."""
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_stale(
+        ctx: Context,
+        roots: Roots,
+        project_root: ProjectRoot = None,
+        min_age_days: Annotated[int, Field(ge=1, le=3650)] = 45,
+        limit: Annotated[int, Field(ge=1, le=500)] = 20,
+    ) -> CallToolResult:
+        """Claims that may be out of date: doc sections, conversations and summaries older
+        than min_age_days that nothing newer confirms, oldest first, each with any "likely
+        superseded by" suggestion already on file. Read-only; nothing is marked."""
+        try:
+            engine = await _engine(ctx, _root(project_root, roots))
+            report = await handlers.stale(engine, min_age_days, limit)
+        except NexusMemError as err:
+            raise ToolError(str(err)) from err
+        return _text(_stale_text(report), report.to_dict())
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_contradictions(
+        ctx: Context,
+        roots: Roots,
+        project_root: ProjectRoot = None,
+        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+    ) -> CallToolResult:
+        """Open "likely superseded by" suggestions: an older node, and the newer node a local
+        model judged to contradict it. Nobody has acted on them yet; use mark_stale to accept
+        one. Read-only."""
+        try:
+            engine = await _engine(ctx, _root(project_root, roots))
+            found = await handlers.open_suggestions(engine, limit)
+        except NexusMemError as err:
+            raise ToolError(str(err)) from err
+        lines = [
+            f"- {s.old_id[:12]} {s.old_title} ({s.old_date})\n"
+            f"  likely superseded by {s.new_id[:12]} {s.new_title} ({s.new_date})"
+            for s in found.suggestions
+        ]
+        return _text("\n".join(lines) or "no open suggestions", found.to_dict())
+
+    @server.tool(annotations=WRITES)
+    async def mark_stale(
+        ctx: Context,
+        roots: Roots,
+        old_id: NodeId,
+        new_id: Annotated[str, Field(description="The newer node that replaces old_id.")],
+        project_root: ProjectRoot = None,
+    ) -> CallToolResult:
+        """Record that new_id supersedes old_id: the old node ranks lower from now on and is
+        tagged [superseded], but stays searchable. Nothing is deleted."""
+        try:
+            engine = await _engine(ctx, _root(project_root, roots))
+            done = await handlers.mark_stale(engine, old_id, new_id)
+        except NexusMemError as err:
+            raise ToolError(str(err)) from err
+        verb = "now supersedes" if done.changed else "already superseded"
+        return _text(f"{done.new_title} {verb} {done.old_title}", done.to_dict())
+
+    @server.tool(annotations=WRITES)
+    async def review_memory(
+        ctx: Context,
+        roots: Roots,
+        node_id: NodeId,
+        verdict: Annotated[
+            Literal["verify", "reject", "clear"],
+            Field(description="verify: a person confirmed it; reject: it is wrong; clear: undo."),
+        ],
+        note: Annotated[str | None, Field(description="Why, for the audit trail.")] = None,
+        project_root: ProjectRoot = None,
+    ) -> CallToolResult:
+        """Record a person's judgement of one node, shown as [verified] or [rejected]. A
+        rejected node ranks lower but is never hidden; verify only labels. Call it only on
+        the user's word."""
+        trust = {"verify": "verified", "reject": "rejected", "clear": "candidate"}[verdict]
+        try:
+            engine = await _engine(ctx, _root(project_root, roots))
+            done = await handlers.review(engine, node_id, trust, note)
+        except NexusMemError as err:
+            raise ToolError(str(err)) from err
+        return _text(f"{done.title}: {done.previous} -> {done.trust}", done.to_dict())
+
+    @server.tool(annotations=DESTRUCTIVE)
+    async def forget_memory(
+        ctx: Context,
+        roots: Roots,
+        value: Annotated[
+            str, Field(description="The exact text to forget (or a pattern with regex).")
+        ],
+        confirm: Annotated[
+            bool,
+            Field(
+                description="false (default): only report what would be removed. true: "
+                "delete it for good and never ingest it again."
+            ),
+        ] = False,
+        regex: bool = False,
+        ignore_case: bool = False,
+        reason: str | None = None,
+        project_root: ProjectRoot = None,
+    ) -> CallToolResult:
+        """Forget every remembered node that contains value (a secret, a name): removed with
+        its vector and index entry, a hash-only tombstone left, and value denied to every
+        later sync. Destructive: a dry run unless confirm is true; the result says what would
+        be or was removed. Call it only on the user's request."""
+        try:
+            engine = await _engine(ctx, _root(project_root, roots))
+            report = await handlers.forget(
+                engine,
+                value,
+                regex=regex,
+                ignore_case=ignore_case,
+                reason=reason,
+                apply=confirm,
+            )
+        except NexusMemError as err:
+            raise ToolError(str(err)) from err
+        text = "\n".join(report.lines()).replace("add --yes", "call again with confirm: true")
+        return _text(text, report.to_dict())
+
+    @server.resource("nexusmem://stale", mime_type="application/json")
+    async def stale_resource() -> str:
+        """Stale candidates of the repository the server runs in (45 days, first 50)."""
+        try:
+            async with open_engine(settings, Path.cwd(), read_only=True) as engine:
+                report = await handlers.stale(engine, 45, 50)
+        except NexusMemError as err:
+            raise ResourceError(str(err)) from err
+        return json.dumps(report.to_dict(), indent=2, ensure_ascii=False)
+
+    @server.resource("nexusmem://deny-list", mime_type="application/json")
+    async def deny_list_resource() -> str:
+        """The deny list of the repository the server runs in: what was forgotten, with
+        literal values and patterns masked (kind, length, reason, date only)."""
+        try:
+            async with open_engine(settings, Path.cwd(), read_only=True) as engine:
+                entries = await handlers.deny_list(engine, show_patterns=False)
+        except NexusMemError as err:
+            raise ResourceError(str(err)) from err
+        return json.dumps({"entries": entries}, indent=2, ensure_ascii=False)
