@@ -34,7 +34,7 @@ def leaky(repo: Repo, home: Path) -> Repo:
     """A commit message, a file and a shell command that hold the secret."""
     repo.commit(
         f"chore: staging login\n\nThe password is {SECRET} until Friday.",
-        {"deploy/staging.env": f"DB_PASSWORD={SECRET}\n"},
+        {"deploy/staging.txt": f"staging login: the password is {SECRET}\n"},
     )
     log_command(home, f"echo {SECRET} > /tmp/staging-note", repo.path)
     return repo
