@@ -36,7 +36,9 @@ def test_core_api_example(repo: Repo, home: Path):
 
 def test_mcp_client_example(repo: Repo, home: Path):
     out = run_example("mcp_client.py", str(repo.path), "retry budget", home=home)
-    assert "tools: get_status, list_recent_memory, search_memory, sync_project" in out
+    tools = "forget_memory, get_status, list_contradictions, list_recent_memory, list_stale, "
+    tools += "mark_stale, review_memory, search_memory, sync_project"
+    assert f"tools: {tools}" in out
     assert "fix: raise the retry budget" in out
 
 
