@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PLACEHOLDER", "RULES", "Rule", "redact", "redact_count"]
+__all__ = ["PLACEHOLDER", "RULES", "Rule", "redact", "redact_count", "redact_tally"]
 
 PLACEHOLDER = "[REDACTED]"
 
@@ -642,9 +642,10 @@ def _apply(rule: Rule, text: str) -> tuple[str, int]:
     return rule.pattern.sub(replace, text), count
 
 
-def redact_count(text: str) -> tuple[str, int]:
-    """Return ``text`` with every secret replaced by ``[REDACTED]``, and how many were replaced."""
-    total = 0
+def redact_tally(text: str) -> tuple[str, dict[str, int]]:
+    """Return ``text`` with every secret replaced by ``[REDACTED]``, and how many secrets each
+    rule replaced (by rule name; never the secrets themselves)."""
+    tally: dict[str, int] = {}
     for _ in range(_MAX_PASSES):
         lowered = text.lower()
         found = 0
@@ -655,11 +656,18 @@ def redact_count(text: str) -> tuple[str, int]:
             else:
                 continue  # no trigger: the pattern cannot match
             text, count = _apply(rule, text)
-            found += count
-        total += found
+            if count:
+                tally[rule.name] = tally.get(rule.name, 0) + count
+                found += count
         if not found:
             break
-    return text, total
+    return text, tally
+
+
+def redact_count(text: str) -> tuple[str, int]:
+    """Return ``text`` with every secret replaced by ``[REDACTED]``, and how many were replaced."""
+    text, tally = redact_tally(text)
+    return text, sum(tally.values())
 
 
 def redact(text: str) -> str:

@@ -41,12 +41,13 @@ from ..config import Settings
 from ..engine import Engine, open_engine
 from ..errors import NexusMemError, StoreError
 from ..models import Node
+from ..redact import redact_tally
 from ..registry import load_registry
 from ..store import audit, vectors
 from ..store.db import Database, open_database
 from ..store.maintenance import Compaction, backup, compact
 from ..store.nodes import decode_meta, set_cursor
-from .scrub_logs import LOGS, LogRemap, LogScrub, redact_tally, scrub_log
+from .scrub_logs import LOGS, LogRemap, LogScrub, scrub_log
 
 __all__ = ["DatabaseScrub", "ScrubReport", "scrub"]
 

@@ -25,11 +25,9 @@ run did not open, restarts from 0 instead of reading from the middle of a line.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
-import re
 import tempfile
 import time
 from array import array
@@ -42,49 +40,15 @@ from typing import BinaryIO
 from ..collectors.agent.recall import AGENT_LOG
 from ..collectors.shell import hooklog
 from ..errors import FileAccessError
-from ..redact import _MAX_PASSES, RULES, _apply
+from ..redact import redact_tally
 
-__all__ = ["LOGS", "LogRemap", "LogScrub", "redact_tally", "scrub_line", "scrub_log"]
+__all__ = ["LOGS", "LogRemap", "LogScrub", "scrub_line", "scrub_log"]
 
 # Each log, and the cursor source under which sync records how far it has read it.
 LOGS = ((hooklog.LOG_FILE, "shell:hook"), (AGENT_LOG, "agent:claude"))
 FIELDS = ("cmd", "error")  # the record fields that hold text a person or an agent typed
 GRACE_CHECKS = 4
 GRACE_SECONDS = 0.025
-
-
-@functools.cache
-def _any_trigger() -> re.Pattern[str]:
-    """Every rule's triggers in one pattern: where none occurs, no rule can match."""
-    triggers = sorted({t for rule in RULES for t in rule.triggers}, key=len, reverse=True)
-    return re.compile("|".join(map(re.escape, triggers)))
-
-
-def redact_tally(text: str) -> tuple[str, Counter[str]]:
-    """:func:`~nexusmem_core.redact.redact`, also saying which rules fired and how often.
-
-    The same passes over the same table with the table's own replacement step, so the text is
-    exactly what ``redact`` returns (a test holds them together).
-    """
-    tally: Counter[str] = Counter()
-    if not _any_trigger().search(text.lower()):
-        return text, tally  # most stored strings: one scan instead of one per trigger
-    for _ in range(_MAX_PASSES):
-        lowered = text.lower()
-        found = 0
-        for rule in RULES:
-            for trigger in rule.triggers:
-                if trigger in lowered:
-                    break
-            else:
-                continue  # no trigger: the pattern cannot match
-            text, count = _apply(rule, text)
-            if count:
-                tally[rule.name] += count
-                found += count
-        if not found:
-            break
-    return text, tally
 
 
 def scrub_line(line: bytes, tally: Counter[str]) -> bytes:
@@ -110,7 +74,7 @@ def scrub_line(line: bytes, tally: Counter[str]) -> bytes:
             found.update(hits)
             count = record.get("redactions")
             if name == "cmd" and hits and isinstance(count, int) and not isinstance(count, bool):
-                record["redactions"] = count + hits.total()
+                record["redactions"] = count + sum(hits.values())
     if not found:
         return line
     tally.update(found)

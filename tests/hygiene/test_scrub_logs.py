@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from nexusmem_core.collectors.shell import hooklog
 from nexusmem_core.hygiene import scrub_logs
-from nexusmem_core.hygiene.scrub_logs import redact_tally, scrub_line, scrub_log
-from nexusmem_core.redact import RULES, redact, redact_count
+from nexusmem_core.hygiene.scrub_logs import scrub_line, scrub_log
+from nexusmem_core.redact import RULES, redact, redact_count, redact_tally
 
 from ..test_redact import SECRET_COMMANDS
 
