@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from ..errors import StoreError
 from ..store import audit, vectors
 from ..store.db import Database
 from ..store.maintenance import compact
@@ -47,36 +46,11 @@ def _batches(items: Sequence[int]) -> list[list[int]]:
     return [list(items[i : i + BATCH]) for i in range(0, len(items), BATCH)]
 
 
-async def _vector_table(db: Database) -> bool:
-    return bool(await db.fetchone("select 1 from sqlite_master where name = ?", (vectors.TABLE,)))
-
-
-async def _delete_vectors(db: Database, seqs: list[int]) -> int:
-    """Delete the vectors of ``seqs``; refuse (before deleting anything) when some exist and
-    this connection cannot reach them."""
-    table = await _vector_table(db)
-    removed = 0
-    for batch in _batches(seqs):
-        marks = ",".join("?" * len(batch))
-        if table and not db.vectors.loaded:
-            if await db.fetchone(f"select 1 from embeddings where seq in ({marks})", batch):
-                raise StoreError(
-                    f"{db.path}: these nodes have vectors, and deleting them needs sqlite-vec, "
-                    f"which is not loaded ({db.vectors.reason}); make it loadable (unset "
-                    "NEXUSMEM_VECTOR=off) and run the command again"
-                )
-            continue
-        if table:
-            await db.execute(f"delete from {vectors.TABLE} where rowid in ({marks})", batch)
-        removed += await db.execute(f"delete from embeddings where seq in ({marks})", batch)
-    return removed
-
-
 async def remove_nodes(db: Database, nodes: Sequence[Doomed], operation: str) -> int:
     """Remove ``nodes`` and everything derived from them (inside the caller's transaction)."""
     ids = [n.id for n in nodes]
     await audit.tombstone(db, ids, operation)
-    await _delete_vectors(db, [n.seq for n in nodes])
+    await vectors.delete(db, [n.seq for n in nodes])
     for start in range(0, len(ids), BATCH):
         batch = ids[start : start + BATCH]
         marks = ",".join("?" * len(batch))

@@ -39,7 +39,7 @@ import anyio.to_thread
 
 from ..config import Settings
 from ..engine import Engine, open_engine
-from ..errors import NexusMemError, StoreError
+from ..errors import NexusMemError
 from ..models import Node
 from ..redact import redact_tally
 from ..registry import load_registry
@@ -341,35 +341,15 @@ async def _write(db: Database, changes: list[_Change]) -> None:
             )
 
 
-async def _vector_table(db: Database) -> bool:
-    return bool(await db.fetchone("select 1 from sqlite_master where name = ?", (vectors.TABLE,)))
-
-
 async def _check_vectors(db: Database, seqs: list[int]) -> None:
     """Refuse, before anything is written, when changed nodes have vectors that this
     connection cannot delete (sqlite-vec not loaded)."""
-    if db.vectors.loaded or not seqs or not await _vector_table(db):
-        return
-    for start in range(0, len(seqs), BATCH):
-        batch = seqs[start : start + BATCH]
-        marks = ",".join("?" * len(batch))
-        if await db.fetchone(f"select 1 from embeddings where seq in ({marks}) limit 1", batch):
-            raise StoreError(
-                f"{db.path}: nodes to scrub have vectors, and removing them needs sqlite-vec, "
-                f"which is not loaded ({db.vectors.reason}); make it loadable (unset "
-                "NEXUSMEM_VECTOR=off) and run `nexusmem scrub-secrets --yes` again"
-            )
+    await vectors.delete(db, seqs, check_only=True)
 
 
 async def _drop_vectors(db: Database, seqs: list[int]) -> None:
     """Forget the vectors of changed nodes: the next sync embeds their redacted text."""
-    table = db.vectors.loaded and await _vector_table(db)
-    for start in range(0, len(seqs), BATCH):
-        batch = seqs[start : start + BATCH]
-        marks = ",".join("?" * len(batch))
-        if table:
-            await db.execute(f"delete from {vectors.TABLE} where rowid in ({marks})", batch)
-        await db.execute(f"delete from embeddings where seq in ({marks})", batch)
+    await vectors.delete(db, seqs)
 
 
 async def remap_cursors(db: Database, remaps: dict[str, LogRemap]) -> int:

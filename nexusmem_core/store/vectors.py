@@ -13,12 +13,14 @@ import struct
 import time
 from dataclasses import dataclass
 
+from ..errors import StoreError
 from .db import Database
 
 __all__ = [
     "Pending",
     "VectorCoverage",
     "coverage",
+    "delete",
     "embedded_among",
     "has_vectors",
     "knn",
@@ -175,3 +177,36 @@ async def coverage(db: Database, model: str) -> VectorCoverage:
         (model,),
     ) or (0,)
     return VectorCoverage(model, done, total - done)
+
+
+async def _has_table(db: Database) -> bool:
+    return bool(await db.fetchone("select 1 from sqlite_master where name = ?", (TABLE,)))
+
+
+async def delete(db: Database, seqs: list[int], *, check_only: bool = False) -> int:
+    """Delete the vectors of nodes ``seqs`` (inside the caller's transaction); return how many.
+
+    Refuses, before deleting anything, when some of them have vectors and this connection
+    cannot reach the sqlite-vec table: a removed node's vector must not outlive it.
+    ``check_only`` makes that check and deletes nothing.
+    """
+    table = await _has_table(db)
+    batches = [seqs[i : i + 500] for i in range(0, len(seqs), 500)]
+    if table and not db.vectors.loaded:
+        for batch in batches:
+            marks = ",".join("?" * len(batch))
+            if await db.fetchone(f"select 1 from embeddings where seq in ({marks}) limit 1", batch):
+                raise StoreError(
+                    f"{db.path}: these nodes have vectors, and deleting them needs sqlite-vec, "
+                    f"which is not loaded ({db.vectors.reason}); make it loadable (unset "
+                    "NEXUSMEM_VECTOR=off) and run the command again"
+                )
+    if check_only:
+        return 0
+    removed = 0
+    for batch in batches:
+        marks = ",".join("?" * len(batch))
+        if table and db.vectors.loaded:
+            await db.execute(f"delete from {TABLE} where rowid in ({marks})", batch)
+        removed += await db.execute(f"delete from embeddings where seq in ({marks})", batch)
+    return removed
