@@ -42,10 +42,6 @@ def by_source(nodes: Sequence[Doomed]) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
-def _batches(items: Sequence[int]) -> list[list[int]]:
-    return [list(items[i : i + BATCH]) for i in range(0, len(items), BATCH)]
-
-
 async def remove_nodes(db: Database, nodes: Sequence[Doomed], operation: str) -> int:
     """Remove ``nodes`` and everything derived from them (inside the caller's transaction)."""
     ids = [n.id for n in nodes]
