@@ -268,7 +268,7 @@ async def follow(
     links = await db.fetchall(
         f"select src, dst, kind from links where src in ({marks}) and created_at <= ? "
         "order by kind desc",
-        [*(c.id for c in failures), as_of or 2**62],
+        [*(c.id for c in failures), 2**62 if as_of is None else as_of],
     )
     if not links:
         return ranked
@@ -276,7 +276,7 @@ async def follow(
     rows = await db.fetchall(
         f"select {NODE_COLUMNS} from nodes n where n.id in ({','.join('?' * len(wanted))}) "
         "and n.created_at <= ?",
-        [*wanted, as_of or 2**62],
+        [*wanted, 2**62 if as_of is None else as_of],
     )
     nodes = {row[0]: row for row in rows}
     fixes: dict[str, list[tuple[str, str]]] = {}

@@ -142,11 +142,11 @@ def parse_as_of(text: str | None) -> int | None:
             moment = dt.datetime.combine(day, dt.time(23, 59, 59))
         else:
             moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        return int(moment.timestamp())  # a naive value is local time
+    except (ValueError, OverflowError, OSError):
         raise UsageError(
             f"--as-of: {text!r} is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]"
         ) from None
-    return int(moment.timestamp())  # a naive value is local time
 
 
 async def _installed(db: Database, pid: str) -> int | None:

@@ -65,12 +65,26 @@ async def sync(
         # from what a node is, so the re-ingested node gets its judgement back.
         kept = await keep_judgements(db, pid) if rebuild else None
         if rebuild:
+            # So do the record times: `query --as-of` must still see what was recorded when.
+            await db.execute("drop table if exists temp.recorded")
+            await db.execute(
+                "create temp table recorded as select id, created_at from nodes "
+                "where project_id = ?",
+                (pid,),
+            )
             await _drop_project(db, pid)
         empty = not await db.fetchone("select 1 from nodes where project_id = ? limit 1", (pid,))
         async with deferred_index(db) if empty else contextlib.nullcontext():
             await _ingest(engine, report, since, progress, link_failures)
         if kept is not None:
             await restore_judgements(db, kept)
+            await db.execute(
+                "update nodes set created_at = (select r.created_at from temp.recorded r "
+                "where r.id = nodes.id) where project_id = ? "
+                "and id in (select id from temp.recorded)",
+                (pid,),
+            )
+            await db.execute("drop table temp.recorded")
         await set_cursor(db, pid, "last_sync", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     register_project(engine.settings.home, engine.registry_entry(), synced=True)
     if embed:

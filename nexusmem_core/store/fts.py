@@ -117,7 +117,12 @@ async def bm25_candidates(
         order by f.rank
         """,
         # Later records are filtered after FTS ranks: look deeper so they do not crowd out.
-        (match, limit * (3 if as_of is None else 10), project_id, as_of or 2**62),
+        (
+            match,
+            limit * (3 if as_of is None else 10),
+            project_id,
+            2**62 if as_of is None else as_of,
+        ),
     )
     return [Candidate.from_row(row, float(row[14]), ["bm25"]) for row in rows[:limit]]
 

@@ -94,3 +94,18 @@ def test_events_after_set_up_are_post_install_and_undated_ones_unknown(repo: Rep
     undated = [r for r in json.loads(out.stdout)["results"] if r["title"].startswith("feat:")]
     assert undated and undated[0]["capture"] == "origin-unknown"
     assert undated[0]["date"] == "date unknown"
+
+
+def test_a_rebuild_keeps_when_each_node_was_recorded(late_repo: Repo):
+    before = titles(late_repo, "--as-of", "2026-01-15")
+    assert (
+        run_cli("sync", "-q", "--rebuild", "--no-embed", "-C", str(late_repo.path)).returncode == 0
+    )
+    assert titles(late_repo, "--as-of", "2026-01-15") == before
+
+
+def test_the_first_moment_is_a_moment_and_out_of_range_dates_are_one_line(late_repo: Repo):
+    assert titles(late_repo, "--as-of", "1970-01-01T00:00:00+00:00") == []
+    out = run_cli("query", "-C", str(late_repo.path), "retry", "--as-of", "0001-01-01")
+    assert out.returncode == 1 and out.stderr.startswith("error: --as-of:")
+    assert "Traceback" not in out.stderr
