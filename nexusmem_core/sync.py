@@ -229,6 +229,9 @@ async def _sync_docs(
         )
     }
     current = await ingest.read_doc_files(engine.repo.root, engine.config)
+    # A file whose very path holds a forgotten value is not read at all: its sections would
+    # be denied one by one, and its bookkeeping row would keep the path.
+    current = [doc for doc in current if not (deny and deny.matches([doc.path]))]
     for doc in current:
         old = stored.get(doc.path)
         ts = touched.get(doc.path) or (old[1] if old else None) or doc.mtime

@@ -175,6 +175,15 @@ async def _on_list(db: Database, pid: str, entry: DenyEntry, needle: str | None)
     return False
 
 
+async def _forget_doc_files(db: Database, pid: str, deny: DenyFilter) -> None:
+    """A doc file whose path holds the value: its bookkeeping row goes too (its sections went
+    with the nodes; a later sync parses it again and the deny list drops what it finds)."""
+    rows = await db.fetchall("select path from doc_files where project_id = ?", (pid,))
+    for (path,) in rows:
+        if deny.matches([path]):
+            await db.execute("delete from doc_files where project_id = ? and path = ?", (pid, path))
+
+
 async def _insert(db: Database, pid: str, entries: list[DenyEntry]) -> int:
     now = int(time.time())
     return await db.executemany(
@@ -217,6 +226,7 @@ async def forget(
             if not report.on_list:
                 await _insert(db, pid, [entry])
             report.removed = await remove_nodes(db, nodes, "forget")
+            await _forget_doc_files(db, pid, deny)
             await audit.record(
                 db,
                 pid,
@@ -229,6 +239,12 @@ async def forget(
             )
         report.notes = notes
     report.matched, report.by_source = len(nodes), by_source(nodes)
+    backups = engine.workspace / "backups"
+    if report.matched and backups.is_dir() and any(backups.iterdir()):
+        report.warnings.append(
+            f"the database backups in {backups} (made by scrub-secrets) still hold it: "
+            "delete them once you no longer need them"
+        )
     return report
 
 
@@ -312,6 +328,17 @@ def _parse(path: Path) -> list[DenyEntry]:
     return [_entry(path, i, item) for i, item in enumerate(raw, start=1)]
 
 
+def _text(value: Any) -> bool:
+    """Non-empty text that can be stored as UTF-8 (JSON allows lone surrogates; SQLite not)."""
+    if not isinstance(value, str) or not value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _entry(path: Path, index: int, item: Any) -> DenyEntry:
     def bad(why: str) -> UsageError:
         return UsageError(f"forget --import: {path}, entry {index}: {why}; export it again")
@@ -319,7 +346,7 @@ def _entry(path: Path, index: int, item: Any) -> DenyEntry:
     if not isinstance(item, dict) or item.get("kind") not in ("literal", "regex"):
         raise bad("kind must be literal or regex")
     ignore_case, reason = item.get("ignore_case"), item.get("reason")
-    if not isinstance(ignore_case, bool) or not isinstance(reason, str | None):
+    if not isinstance(ignore_case, bool) or not (reason is None or _text(reason)):
         raise bad("ignore_case must be true or false, and reason text or null")
     value = item.get("value")
     if item["kind"] == "regex":
@@ -331,13 +358,13 @@ def _entry(path: Path, index: int, item: Any) -> DenyEntry:
     if not (
         isinstance(value, str)
         and _HEX64.fullmatch(value)
-        and isinstance(salt, str)
-        and salt
+        and _text(salt)
         and isinstance(length, int)
-        and length > 0
+        and not isinstance(length, bool)
+        and 0 < length <= 1_000_000
     ):
         raise bad("a literal needs a sha256 hex value, a salt and a length")
-    return DenyEntry("literal", value, salt, length, ignore_case, reason)
+    return DenyEntry("literal", value, str(salt), length, ignore_case, reason)
 
 
 async def import_entries(engine: Engine, path: Path, *, apply: bool = False) -> ImportReport:

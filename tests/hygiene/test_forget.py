@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from nexusmem_core import handlers
 from nexusmem_core.collectors.shell import hooklog
 from nexusmem_core.collectors.shell.record import build_record
@@ -234,3 +236,47 @@ async def test_forget_deletes_the_vectors_too(settings: Settings, repo: Repo, ho
             response = await handlers.search(engine, "orchid falcon")
     assert response.vector == "used"
     assert all(SECRET not in r.summary for r in response.results)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"salt": "\ud800"},
+        {"reason": "\ud800"},
+        {"length": 1e20},
+        {"length": True},
+        {"length": 10**30},
+    ],
+)
+def test_an_export_edited_by_hand_is_one_line_not_a_traceback(
+    repo: Repo, home: Path, tmp_path: Path, change: dict
+):
+    path = synced(repo, home)
+    cli(path, "forget", SECRET, "--yes")
+    exported = tmp_path / "deny.json"
+    cli(path, "forget", "--export", str(exported))
+    data = json.loads(exported.read_text())
+    entries = data["entries"] if isinstance(data, dict) else data
+    entries[0].update(change)
+    exported.write_text(json.dumps(data))
+    out = cli(path, "forget", "--import", str(exported), "--yes")
+    assert out.returncode == 1 and out.stderr.startswith("error: forget --import:")
+    assert "Traceback" not in out.stderr
+
+
+def test_a_value_in_a_doc_files_path_leaves_no_byte_behind(repo: Repo, home: Path):
+    repo.commit("docs: notes", {"docs/MangoSecret55.md": "# Notes\n\nSome notes.\n"})
+    path = synced(repo, home)
+    out = cli(path, "forget", "MangoSecret55", "--yes")
+    assert out.returncode == 0, out.stderr
+    for name in ("memory.db", "memory.db-wal"):
+        file = path / ".nexusmem" / name
+        if file.exists():
+            assert b"MangoSecret55" not in file.read_bytes(), name
+    cli(path, "sync")
+    assert "MangoSecret55" not in cli(path, "query", "notes").stdout
+    cli(path, "sync", "--rebuild")
+    for name in ("memory.db", "memory.db-wal"):
+        file = path / ".nexusmem" / name
+        if file.exists():
+            assert b"MangoSecret55" not in file.read_bytes(), f"after sync: {name}"
