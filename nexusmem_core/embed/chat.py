@@ -7,15 +7,12 @@ infinite). A reply that does not start with yes or no is ``unknown``, never a gu
 
 from __future__ import annotations
 
-import json
 import re
-import socket
-import urllib.error
-import urllib.request
 from typing import Literal
-from urllib.parse import urlsplit
 
 import anyio.to_thread
+
+from .http import OllamaHTTPError, post_json
 
 __all__ = [
     "DEFAULT_CHAT_MODEL",
@@ -66,7 +63,6 @@ class OllamaJudge:
         return parse_verdict(answer)
 
     def _ask(self, prompt: str) -> str:
-        url = urlsplit(self.host if "://" in self.host else f"http://{self.host}")
         body = {
             "model": self.model,
             "stream": False,
@@ -76,33 +72,23 @@ class OllamaJudge:
                 {"role": "user", "content": prompt},
             ],
         }
-        request = urllib.request.Request(
-            f"{url.scheme}://{url.netloc}/api/chat",
-            data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
-            method="POST",
-        )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                reply = json.loads(response.read())
-        except urllib.error.HTTPError as err:
-            err.close()  # it holds the response, and with it the socket
-            if err.code == 404:
+            reply = post_json(self.host, "/api/chat", body, self.timeout)
+        except OllamaHTTPError as err:
+            if err.kind == "timeout":
+                raise self._timed_out() from err
+            if err.status == 404:
                 raise ChatUnavailableError(
                     f"Ollama at {self.host} does not have the chat model {self.model!r}: run "
                     f"`ollama pull {self.model}` or set contradictions.model in config.json"
                 ) from err
-            raise ChatUnavailableError(f"Ollama at {self.host} refused ({err.code})") from err
-        except TimeoutError as err:
-            raise self._timed_out() from err
-        except urllib.error.URLError as err:
-            if isinstance(err.reason, TimeoutError | socket.timeout):
-                raise self._timed_out() from err
-            raise ChatUnavailableError(
-                f"Ollama is not reachable at {self.host}: start it (`ollama serve`) or set "
-                "OLLAMA_HOST"
-            ) from err
-        except (ValueError, OSError) as err:
+            if err.kind == "status":
+                raise ChatUnavailableError(f"Ollama at {self.host} refused ({err.status})") from err
+            if err.kind == "unreachable":
+                raise ChatUnavailableError(
+                    f"Ollama is not reachable at {self.host}: start it (`ollama serve`) or set "
+                    "OLLAMA_HOST"
+                ) from err
             raise ChatUnavailableError(f"Ollama at {self.host} sent a malformed reply") from err
         message = reply.get("message") if isinstance(reply, dict) else None
         content = message.get("content") if isinstance(message, dict) else None

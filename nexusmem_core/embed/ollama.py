@@ -8,17 +8,14 @@ needs goes through the standard library instead (``light=True``).
 
 from __future__ import annotations
 
-import json
 import math
-import socket
-import urllib.error
-import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 import anyio.to_thread
 
+from .http import OllamaHTTPError, post_json
 from .protocol import EmbedTimeoutError, EmbedUnavailableError
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_MODEL", "OllamaEmbedder"]
@@ -84,35 +81,22 @@ class OllamaEmbedder:
         """One ``/api/embed`` request with the standard library, for the single embedding a
         query needs: the ollama client's import (~310 ms) would otherwise be most of a hybrid
         ``nexusmem query``. Same errors, same checks as the client path."""
-        url = urlsplit(self.host if "://" in self.host else f"http://{self.host}")
-        body = json.dumps({"model": self.model, "input": texts}).encode()
-        request = urllib.request.Request(
-            f"{url.scheme}://{url.netloc}/api/embed",
-            data=body,
-            headers={"Content-Type": "application/json"},
-            method="POST",
-        )
+        body = {"model": self.model, "input": texts}
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                reply = json.loads(response.read())
-        except urllib.error.HTTPError as err:
-            err.close()  # it holds the response, and with it the socket
-            if err.code == 404:
-                raise EmbedUnavailableError(self._not_pulled()) from err
-            raise EmbedUnavailableError(
-                f"Ollama at {self.host} refused to embed ({err.code})"
-            ) from err
-        except TimeoutError as err:
-            raise EmbedTimeoutError(
-                f"Ollama at {self.host} did not answer within {self.timeout:g}s"
-            ) from err
-        except urllib.error.URLError as err:
-            if isinstance(err.reason, TimeoutError | socket.timeout):
+            reply = post_json(self.host, "/api/embed", body, self.timeout)
+        except OllamaHTTPError as err:
+            if err.kind == "timeout":
                 raise EmbedTimeoutError(
                     f"Ollama at {self.host} did not answer within {self.timeout:g}s"
                 ) from err
-            raise EmbedUnavailableError(self._unreachable()) from err
-        except (ValueError, OSError) as err:
+            if err.status == 404:
+                raise EmbedUnavailableError(self._not_pulled()) from err
+            if err.kind == "status":
+                raise EmbedUnavailableError(
+                    f"Ollama at {self.host} refused to embed ({err.status})"
+                ) from err
+            if err.kind == "unreachable":
+                raise EmbedUnavailableError(self._unreachable()) from err
             raise EmbedUnavailableError(
                 f"Ollama at {self.host} sent a malformed reply: {err}"
             ) from err
