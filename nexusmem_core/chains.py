@@ -15,7 +15,6 @@ either end when a node is deleted.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from dataclasses import dataclass
 from .retrieval.query import quote_term
 from .store.db import Database
 from .store.fts import Candidate
-from .store.nodes import NODE_COLUMNS, get_cursor, set_cursor
+from .store.nodes import NODE_COLUMNS, decode_meta, get_cursor, set_cursor
 
 __all__ = [
     "DISCUSSION_KINDS",
@@ -93,8 +92,9 @@ async def unresolved_failures(db: Database, project_id: str, since: int) -> list
     )
     out = []
     for node_id, title, ts, meta in rows:
-        facts = json.loads(meta or "{}")
-        edited = facts.get("edited") if isinstance(facts.get("edited"), list) else []
+        facts = decode_meta(meta)
+        listed = facts.get("edited")
+        edited = [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
         out.append(UnresolvedFailure(node_id, title, ts, facts.get("cwd"), edited))
     return out
 

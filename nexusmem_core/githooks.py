@@ -23,12 +23,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import GitError, GitNotFoundError, NotAGitRepositoryError, UsageError
+from .collectors.git import git_sync
+from .errors import NotAGitRepositoryError, UsageError
 from .files import read_text, remove_file, replace_file
 
 __all__ = ["CLI", "COMMANDS", "GitHookStatus", "hooks_dir", "install", "remove", "render", "status"]
@@ -89,21 +89,7 @@ def render(kind: str, python: str = sys.executable, cli: Path = CLI, strict: boo
 def _git(repo: Path, *args: str) -> str:
     if not repo.is_dir():
         raise NotAGitRepositoryError(f"{repo} is not a directory: pass -C <repository>")
-    try:
-        done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
-    except FileNotFoundError as err:
-        raise GitNotFoundError(
-            "git is not installed or not on PATH: install git and try again"
-        ) from err
-    if done.returncode != 0:
-        first = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[0]
-        if "not a git repository" in first:
-            raise NotAGitRepositoryError(
-                f"{repo} is not inside a git repository: run NexusMem in a repository "
-                "or pass -C <path>"
-            )
-        raise GitError(f"git {args[0]} failed in {repo}: {first}")
-    return done.stdout.strip()
+    return git_sync(repo, *args).stdout.strip()
 
 
 def hooks_dir(repo: Path) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
-from ..errors import GitError, GitNotFoundError, NotAGitRepositoryError
+from ..errors import GitError, GitNotFoundError, NexusMemError, NotAGitRepositoryError
 
 __all__ = [
     "LOG_FORMAT",
@@ -115,19 +116,41 @@ async def _run(cwd: Path, args: list[str]) -> Any:
         raise NotAGitRepositoryError(f"{cwd} is not a directory: pass -C <repository>") from err
 
 
+def _failed(cwd: Path, args: tuple[str, ...], code: int, stderr: str) -> NexusMemError:
+    """The one-line error for a git command that exited non-zero."""
+    message = stderr.strip().splitlines()
+    first = message[0] if message else f"exit code {code}"
+    if "not a git repository" in first:
+        return NotAGitRepositoryError(
+            f"{cwd} is not inside a git repository: run NexusMem in a repository or pass -C <path>"
+        )
+    return GitError(f"git {args[0]} failed in {cwd}: {first}")
+
+
 async def git(cwd: Path, *args: str, check: bool = True) -> str:
     """Run git and return its stdout as text (undecodable bytes replaced)."""
     result = await _run(cwd, list(args))
     if check and result.returncode != 0:
-        message = result.stderr.decode("utf-8", "replace").strip().splitlines()
-        first = message[0] if message else f"exit code {result.returncode}"
-        if "not a git repository" in first:
-            raise NotAGitRepositoryError(
-                f"{cwd} is not inside a git repository: run NexusMem in a repository "
-                "or pass -C <path>"
-            )
-        raise GitError(f"git {args[0]} failed in {cwd}: {first}")
+        stderr = result.stderr.decode("utf-8", "replace")
+        raise _failed(cwd, args, result.returncode, stderr)
     return result.stdout.decode("utf-8", "replace")
+
+
+def git_sync(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run git without an event loop, for the light set-up commands (hook, agent)."""
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, check=False, env=_env()
+        )
+    except FileNotFoundError as err:
+        if not cwd.is_dir():
+            raise NotAGitRepositoryError(f"{cwd} does not exist: pass -C <repository>") from err
+        raise GitNotFoundError(_GIT_MISSING) from err
+    except NotADirectoryError as err:
+        raise NotAGitRepositoryError(f"{cwd} is not a directory: pass -C <repository>") from err
+    if check and done.returncode != 0:
+        raise _failed(cwd, args, done.returncode, done.stderr)
+    return done
 
 
 async def git_stream(cwd: Path, *args: str) -> AsyncIterator[bytes]:

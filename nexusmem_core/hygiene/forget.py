@@ -58,8 +58,10 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 _PAGE = 1000
 
 
-def _counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{source} {n}" for source, n in counts.items())
+def _found(matched: int, by_source: dict[str, int]) -> str:
+    """ "3 node(s): git 2, diff 1", or "" when none matched."""
+    counts = ", ".join(f"{source} {n}" for source, n in by_source.items())
+    return f"{matched} node(s): {counts}" if matched else ""
 
 
 @dataclass
@@ -78,7 +80,7 @@ class ForgetReport:
         return asdict(self)
 
     def lines(self) -> list[str]:
-        found = f"{self.matched} node(s): {_counts(self.by_source)}" if self.matched else ""
+        found = _found(self.matched, self.by_source)
         if self.applied:
             first = f"forgot {found}" if found else "no node held it"
             deny = "already had it" if self.on_list else f"added the {self.kind}"
@@ -112,7 +114,7 @@ class ImportReport:
         return asdict(self)
 
     def lines(self) -> list[str]:
-        found = f"{self.matched} node(s): {_counts(self.by_source)}" if self.matched else ""
+        found = _found(self.matched, self.by_source)
         have = f"{self.entries} entr(ies) in {self.path}, {self.new} new here"
         if self.applied:
             return [

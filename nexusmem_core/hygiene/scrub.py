@@ -273,7 +273,7 @@ async def scrub_database(
     if not apply:
         return result
     seqs = [c.seq for c in changes]
-    await _check_vectors(db, seqs)
+    await vectors.delete(db, seqs, check_only=True)  # refuse before anything is written
     if changes or origins:
         result.backup = str(await backup(db, engine.workspace / BACKUP_DIR))
     # Freed space is zeroed as it is freed: belt and braces, should the VACUUM below fail.
@@ -285,7 +285,7 @@ async def scrub_database(
         await db.executemany(
             "update projects set origin = ? where id = ?", [(o, p) for p, o in origins]
         )
-        await _drop_vectors(db, [c.seq for c in changes])
+        await vectors.delete(db, [c.seq for c in changes])  # re-embedded, redacted, later
         remapped = await remap_cursors(db, remaps)
         log_lines = sum(log.lines for log in report.logs)
         if changes or origins or remapped or log_lines:
@@ -339,17 +339,6 @@ async def _write(db: Database, changes: list[_Change]) -> None:
                 "insert into node_files (node_id, path) values (?, ?) on conflict do nothing",
                 [(c.node.id, path) for path in c.node.files],
             )
-
-
-async def _check_vectors(db: Database, seqs: list[int]) -> None:
-    """Refuse, before anything is written, when changed nodes have vectors that this
-    connection cannot delete (sqlite-vec not loaded)."""
-    await vectors.delete(db, seqs, check_only=True)
-
-
-async def _drop_vectors(db: Database, seqs: list[int]) -> None:
-    """Forget the vectors of changed nodes: the next sync embeds their redacted text."""
-    await vectors.delete(db, seqs)
 
 
 async def remap_cursors(db: Database, remaps: dict[str, LogRemap]) -> int:

@@ -28,11 +28,11 @@ from typing import Any
 from ...errors import (
     ConfigError,
     FileAccessError,
-    GitNotFoundError,
     NexusMemError,
     NotAGitRepositoryError,
 )
 from ...files import read_bytes, read_text, replace_file
+from ..git import git_sync
 
 __all__ = [
     "DROPS_FILE",
@@ -76,16 +76,7 @@ def user_file(environ: dict[str, str] | None = None) -> Path:
 
 
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
-    except FileNotFoundError as err:
-        if not cwd.is_dir():
-            raise NotAGitRepositoryError(f"{cwd} does not exist: pass -C <repository>") from err
-        raise GitNotFoundError(
-            "git is not installed or not on PATH: install git and try again"
-        ) from err
-    except NotADirectoryError as err:
-        raise NotAGitRepositoryError(f"{cwd} is not a directory: pass -C <repository>") from err
+    return git_sync(cwd, *args, check=False)  # an exit code here is an answer
 
 
 def project_file(path: Path) -> Path:
