@@ -112,6 +112,8 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
             embed=not args.no_embed,
             embed_limit=args.embed_limit,
             link_failures=args.link_failures,
+            conversation=args.conversation,
+            github=args.github,
             progress=progress,
         )
     progress.done()
@@ -558,6 +560,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--link-failures",
         action="store_true",
         help="link each failed command to what fixed it (automatic after agent commands)",
+    )
+    p.add_argument(
+        "--conversation",
+        action="store_true",
+        help="this run only: read assistant transcripts (sources.conversation.enabled)",
+    )
+    p.add_argument(
+        "--github",
+        action="store_true",
+        help="this run only: read issues and pull requests through gh (sources.github.enabled)",
     )
     p.add_argument(
         "--prune-source",

@@ -50,7 +50,7 @@ FAILED = (
 PASSED = "json_extract(meta, '$.exit') = 0"
 
 WINDOW = 24 * 3600  # a fix is looked for this long after the failure
-DISCUSSION_KINDS = ("conversation", "session_summary")
+DISCUSSION_KINDS = ("conversation_turn", "session_summary")
 # A word in more than this share of the project's conversations says nothing about which one
 # discussed a failure ("npm", "test", "run"); with few conversations, a word must also be in
 # more than two of them to be called common.

@@ -45,6 +45,10 @@ class Settings:
     """``OLLAMA_HOST``: overrides ``embed.host`` in config.json."""
     embed_model: str | None = None
     """``NEXUSMEM_EMBED_MODEL``: overrides ``embed.model`` in config.json."""
+    claude_dir: Path = field(default_factory=lambda: Path.home() / ".claude")
+    """``CLAUDE_CONFIG_DIR``, as Claude Code reads it: its transcripts are under ``projects/``."""
+    codex_dir: Path = field(default_factory=lambda: Path.home() / ".codex")
+    """``CODEX_HOME``, as Codex CLI reads it: its sessions are under ``sessions/``."""
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "Settings":
@@ -56,12 +60,16 @@ class Settings:
         if level not in _LOG_LEVELS:
             raise ConfigError(f"NEXUSMEM_LOG_LEVEL={level!r}: use one of {', '.join(_LOG_LEVELS)}")
         home = env.get("NEXUSMEM_HOME")
+        user = Path(env.get("HOME") or Path.home())
+        claude, codex = env.get("CLAUDE_CONFIG_DIR"), env.get("CODEX_HOME")
         return cls(
             home=Path(home).expanduser() if home else default_home(),
             vector=vector,
             log_level=level,
             ollama_host=_host(env.get("OLLAMA_HOST")),
             embed_model=env.get("NEXUSMEM_EMBED_MODEL") or None,
+            claude_dir=Path(claude).expanduser() if claude else user / ".claude",
+            codex_dir=Path(codex).expanduser() if codex else user / ".codex",
         )
 
 
@@ -118,12 +126,61 @@ class AgentSource:
 
 
 @dataclass(frozen=True)
+class ConversationSource:
+    """Assistant transcripts (Claude Code, Codex CLI). Off by default: a transcript is the
+    likeliest place for a pasted credential. ``sync --conversation`` turns it on for one run."""
+
+    enabled: bool = False
+    claude: bool = True
+    codex: bool = True
+    max_files: int = _bounded(500, 1, 1_000_000)
+    """Transcript files read per sync, newest first; the rest wait for the next sync."""
+
+
+@dataclass(frozen=True)
+class SessionSource:
+    """One derived summary per settled session, from a local Ollama chat model (on
+    ``embed.host``). Needs the conversation source's turns."""
+
+    enabled: bool = False
+    model: str = "qwen2.5:3b"
+    settle_minutes: int = _bounded(30, 0, 100_000)
+    """A session quiet this long is settled; a live one is not summarised on every sync."""
+    max_sessions: int = _bounded(10, 1, 10_000)
+    """Model calls per sync at most; the rest are queued for the next."""
+    prompt_chars: int = _bounded(12_000, 1_000, 200_000)
+    timeout_seconds: int = _bounded(120, 1, 3600)
+
+
+@dataclass(frozen=True)
+class GithubSource:
+    """Issues and pull requests through the ``gh`` CLI. Off by default: it needs the network.
+    ``sync --github`` turns it on for one run."""
+
+    enabled: bool = False
+    max_threads: int = _bounded(100, 1, 100_000)
+    max_comments_per_thread: int = _bounded(100, 0, 10_000)
+    timeout_seconds: int = _bounded(60, 1, 3600)
+
+
+@dataclass(frozen=True)
+class StructureSource:
+    """The file-to-file import graph (Python, JS/TS, Go, Rust, Java), rebuilt on sync."""
+
+    enabled: bool = False
+
+
+@dataclass(frozen=True)
 class Sources:
     git: GitSource = GitSource()
     diff: DiffSource = DiffSource()
     docs: DocsSource = DocsSource()
     shell: ShellSource = ShellSource()
     agent: AgentSource = AgentSource()
+    conversation: ConversationSource = ConversationSource()
+    session: SessionSource = SessionSource()
+    github: GithubSource = GithubSource()
+    structure: StructureSource = StructureSource()
 
 
 @dataclass(frozen=True)

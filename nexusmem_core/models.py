@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any, Literal
@@ -16,6 +17,7 @@ __all__ = [
     "SearchResult",
     "Status",
     "SyncReport",
+    "Writer",
     "node_id",
 ]
 
@@ -67,6 +69,11 @@ class Node:
             self.meta_json,
         ]
         return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+Writer = Callable[[AsyncIterator[Node], str], Awaitable[int]]
+"""How a sync step writes its nodes: ``await write(nodes, stage)`` upserts them in batches
+(leaving out those holding a forgotten value) and returns the rows changed."""
 
 
 @dataclass
@@ -141,6 +148,16 @@ class SyncReport:
     shell_skipped: int = 0  # malformed hook-log lines passed over
     agent: int = 0  # commands the coding agent ran, written
     agent_skipped: int = 0  # malformed agent-log lines passed over
+    conversation: int = 0  # conversation turns written
+    conversation_files: int = 0  # transcript files read (unchanged ones are not)
+    conversation_skipped: int = 0  # broken lines and unknown records passed over
+    redacted: int = 0  # secrets replaced in transcripts and threads before they were stored
+    sessions: int = 0  # session summaries written
+    sessions_queued: int = 0  # settled sessions left for the next sync (maxSessions)
+    session_note: str = "off"  # "ok", "off", or why the summary pass stopped
+    github: int = 0  # issue and pull-request threads written
+    github_note: str = "off"  # "ok", "off", or why the GitHub pass was skipped
+    import_edges: int = 0  # file-to-file import edges in the rebuilt graph
     denied: int = 0  # nodes holding a forgotten value, not written (see hygiene/deny.py)
     failures_examined: int = 0  # failed commands looked at by the failure -> fix linker
     linked_retry: int = 0  # links added this sync

@@ -7,6 +7,7 @@ import os
 import re
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 
 import anyio
 
@@ -14,6 +15,7 @@ from . import chains, ingest
 from .collectors.agent.nodes import agent_node
 from .collectors.git import is_ancestor, read_repo
 from .collectors.shell import hooklog
+from .config import ProjectConfig
 from .embed import EmbedTimeoutError, EmbedUnavailableError
 from .engine import Engine
 from .hygiene.contradictions import check_during_sync
@@ -44,6 +46,8 @@ async def sync(
     embed: bool = True,
     embed_limit: int | None = None,
     link_failures: bool = False,
+    conversation: bool = False,
+    github: bool = False,
     progress: Progress = _noop,
 ) -> SyncReport:
     """Ingest what is new since the last sync, in one transaction: all of it or none of it.
@@ -51,9 +55,11 @@ async def sync(
     Then, outside that transaction (it waits on a model, and must not hold the write lock),
     embed what has no vector yet, batch by batch: an interrupted pass resumes where it stopped.
     ``link_failures`` links failed commands to their fixes (done anyway when agent commands
-    came in, unless the config turns it off).
+    came in, unless the config turns it off). ``conversation`` and ``github`` turn those
+    opt-in sources on for this run only; the config file is not changed.
     """
     started = time.perf_counter()
+    engine.config = _opted_in(engine.config, conversation=conversation, github=github)
     if since and re.fullmatch(r"\d{4}-\d{2}-\d{2}", since.strip()):
         since = since.strip() + "T00:00:00"  # git reads a bare date as that day at this hour
     engine.repo = await read_repo(engine.repo.root)  # HEAD may have moved since it was opened
@@ -87,6 +93,11 @@ async def sync(
             await db.execute("drop table temp.recorded")
         await set_cursor(db, pid, "last_sync", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     register_project(engine.settings.home, engine.registry_entry(), synced=True)
+    if engine.config.sources.session.enabled:
+        # After the ingest transaction, like embedding: it waits on a chat model.
+        from .collectors.session.step import summarize_sessions
+
+        await summarize_sessions(engine, report)
     if embed:
         await embed_pending(engine, report, embed_limit, progress)
         await check_during_sync(engine, report)  # a few judgements, when Ollama is there
@@ -123,6 +134,22 @@ async def _ingest(
         await _sync_shell(engine, report, progress, deny)
     if sources.agent.enabled:
         await _sync_agent(engine, report, progress, deny)
+
+    async def write(nodes: AsyncIterator[Node], stage: str) -> int:
+        return await _write_all(db, nodes, stage, progress, deny)
+
+    if sources.conversation.enabled:
+        from .collectors.conversation.step import sync_conversations
+
+        await sync_conversations(engine, report, write)
+    if sources.github.enabled:
+        from .collectors.github.step import sync_github
+
+        await sync_github(engine, report, write)
+    if sources.structure.enabled:
+        from .collectors.structure.step import sync_structure
+
+        await sync_structure(engine, report)
     report.denied = deny.dropped
     if link_failures or (report.agent and sources.agent.link_failures):
         links = await chains.link_failures(engine.db, engine.project_id)
@@ -130,14 +157,26 @@ async def _ingest(
         report.linked_retry, report.linked_discussion = links.retry, links.discussion
 
 
+def _opted_in(config: ProjectConfig, *, conversation: bool, github: bool) -> ProjectConfig:
+    """``config`` with the opt-in sources a run asked for turned on."""
+    sources = config.sources
+    if conversation:
+        sources = replace(sources, conversation=replace(sources.conversation, enabled=True))
+    if github:
+        sources = replace(sources, github=replace(sources.github, enabled=True))
+    return replace(config, sources=sources)
+
+
 async def _drop_project(db: Database, pid: str) -> None:
+    """Everything a rebuild re-ingests. Session summaries stay: each is a model call, made
+    again only when its session's prompt changes (``sync --prune-source session`` drops them)."""
+    kept = "project_id = ? and kind != 'session_summary'"
     await db.execute(
-        "delete from node_files where node_id in (select id from nodes where project_id = ?)",
-        (pid,),
+        f"delete from node_files where node_id in (select id from nodes where {kept})", (pid,)
     )
-    await db.execute("delete from nodes where project_id = ?", (pid,))
-    await db.execute("delete from cursors where project_id = ?", (pid,))
-    await db.execute("delete from doc_files where project_id = ?", (pid,))
+    await db.execute(f"delete from nodes where {kept}", (pid,))
+    for table in ("cursors", "doc_files", "source_files", "import_edges"):
+        await db.execute(f"delete from {table} where project_id = ?", (pid,))
 
 
 async def _write_all(

@@ -113,8 +113,9 @@ async def test_a_discussion_that_names_every_significant_word_is_linked(
     sync(repo)
 
     def conversation(ref: str, text: str, ts: float) -> Node:
+        source = "conversation:claude"
         return Node(
-            pid, "conversation", "transcript", ref, text[:60], text, int(ts), 0.5, "recorded"
+            pid, "conversation_turn", source, ref, text[:60], text, int(ts), 0.5, "recorded"
         )
 
     async with open_engine(settings, repo.path) as engine:
@@ -186,8 +187,19 @@ async def test_a_command_named_only_by_everyday_words_is_not_bridged(
     sync(repo)
     async with open_engine(settings, repo.path) as engine:
         pid = engine.project_id
-        chat = Node(pid, "conversation", "transcript", "c1", "release notes", "Let's make sure "
-                    "the release notes are right", int(T0 + 60), 0.5, "recorded")  # fmt: skip
+        text = "Let's make sure the release notes are right"
+        source = "conversation:claude"
+        chat = Node(
+            pid,
+            "conversation_turn",
+            source,
+            "c1",
+            "release notes",
+            text,
+            int(T0 + 60),
+            0.5,
+            "recorded",
+        )
         async with engine.db.transaction():
             await upsert_nodes(engine.db, [chat])
             report = await link_failures(engine.db, pid)

@@ -177,12 +177,64 @@ create table contradictions (
 create index nodes_project_created on nodes(project_id, created_at);
 """
 
+# Opt-in sources (issue 7). ``source_files``: each transcript file as last read, so an unchanged
+# one is not read again. ``sessions``: a conversation session's last activity and the hash of
+# the prompt its stored summary came from (an unchanged hash never calls the model again).
+# ``import_edges``: the file-to-file import graph. Links gain the kinds a GitHub thread brings:
+# a thread that names a commit (``mentions``) or was closed by one (``closes``). SQLite cannot
+# widen a check constraint in place, so the links table is rebuilt.
+_V6_SOURCES = """
+create table source_files (
+    project_id text not null,
+    source     text not null,              -- conversation:claude, conversation:codex
+    path       text not null,
+    size       integer not null,
+    mtime_ns   integer not null,
+    session    text,                       -- the session the file holds, when it holds one
+    read_at    integer not null,
+    primary key (project_id, source, path)
+) without rowid;
+create table sessions (
+    project_id  text not null,
+    session     text not null,
+    source      text not null,
+    last_ts     integer,                   -- the newest turn's time
+    prompt_hash text,                      -- of the prompt the stored summary came from
+    state       text not null default 'pending'
+                check (state in ('pending', 'queued', 'done', 'failed')),
+    node_id     text,                      -- the session_summary node, once there is one
+    updated_at  integer not null,
+    primary key (project_id, session)
+) without rowid;
+create table import_edges (
+    project_id text not null,
+    src        text not null,              -- the importing file, repository-relative
+    dst        text not null,              -- the imported file
+    lang       text not null,
+    primary key (project_id, src, dst)
+) without rowid;
+create index import_edges_dst on import_edges(project_id, dst);
+create table links_v6 (
+    src        text not null references nodes(id) on delete cascade,
+    dst        text not null references nodes(id) on delete cascade,
+    kind       text not null check (kind in ('retry', 'discussion', 'mentions', 'closes')),
+    project_id text not null,
+    created_at integer not null,
+    primary key (src, dst, kind)
+) without rowid;
+insert into links_v6 select src, dst, kind, project_id, created_at from links;
+drop table links;
+alter table links_v6 rename to links;
+create index links_dst on links(dst);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
     (3, "embeddings", _V3_EMBEDDINGS),
     (4, "links", _V4_LINKS),
     (5, "hygiene", _V5_HYGIENE),
+    (6, "sources", _V6_SOURCES),
 ]
 
 

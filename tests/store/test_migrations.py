@@ -20,6 +20,9 @@ EXPECTED_TABLES = {
     "audit",
     "tombstones",
     "deny_list",
+    "source_files",
+    "sessions",
+    "import_edges",
     "contradictions",
 }
 EXPECTED_NODE_COLUMNS = [
@@ -108,3 +111,21 @@ async def test_readers_ask_for_a_sync_when_the_schema_is_behind(tmp_path: Path):
     with pytest.raises(StoreError, match="newer NexusMem"):
         async with open_database(path):
             pass
+
+
+async def test_links_take_the_github_kinds_and_still_cascade(tmp_path: Path) -> None:
+    """v6 rebuilds the links table to widen its kinds; its foreign keys still cascade."""
+    path = tmp_path / "memory.db"
+    async with open_database(path) as db:
+        await db.execute("insert into projects values ('p', 'p', '/p', null, 0)")
+        for name in ("a", "b"):
+            await db.execute(
+                "insert into nodes (id, project_id, kind, source, ref, title, body, created_at, "
+                "signal, provenance, content_hash) values (?, 'p', 'shell_command', 'shell:hook', "
+                "?, ?, '', 0, 0.5, 'observed', '')",
+                (name, name, name),
+            )
+        await db.execute("insert into links values ('a', 'b', 'retry', 'p', 0)")
+        await db.execute("insert into links values ('a', 'b', 'closes', 'p', 0)")
+        await db.execute("delete from nodes where id = 'b'")
+        assert await db.fetchall("select * from links") == []  # still cascades
