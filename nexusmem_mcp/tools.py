@@ -148,12 +148,32 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
                 description="Link each failed command to the later run or discussion that fixed it."
             ),
         ] = False,
+        conversation: Annotated[
+            bool,
+            Field(
+                description="This run only: also read assistant transcripts (Claude Code, Codex "
+                "CLI), redacted. Off by default; sources.conversation.enabled turns it on for good."
+            ),
+        ] = False,
+        github: Annotated[
+            bool,
+            Field(
+                description="This run only: also read issues and pull requests through the gh "
+                "CLI (needs the network). Off by default; sources.github.enabled turns it on."
+            ),
+        ] = False,
     ) -> Annotated[CallToolResult, SyncReport]:
         """Bring the repository's memory up to date with its history and docs (only what is
         new since the last sync). Sets NexusMem up in the repository if it is not yet."""
         engine = await _engine(ctx, _root(project_root, roots), create=True)
         try:
-            report = await handlers.sync(engine, rebuild=rebuild, link_failures=link_failures)
+            report = await handlers.sync(
+                engine,
+                rebuild=rebuild,
+                link_failures=link_failures,
+                conversation=conversation,
+                github=github,
+            )
         except NexusMemError as err:
             raise ToolError(str(err)) from err
         text = (
