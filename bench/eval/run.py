@@ -286,7 +286,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             file=sys.stderr,
         )
         raise SystemExit(2)
-    queries = json.loads(QUERIES.read_text())
+    queries = json.loads((args.queries or QUERIES).read_text())
     repo, home, info = ensure_fixture(args.regen)
     if not args.reuse:
         shutil.rmtree(repo / ".nexusmem", ignore_errors=True)
@@ -484,6 +484,9 @@ def main() -> None:
         "--passes", type=int, default=5, help="hybrid: sync passes to finish embedding (default 5)"
     )
     parser.add_argument("--misses", action="store_true", help="list the queries that found nothing")
+    parser.add_argument(
+        "--queries", type=Path, help="labelled queries (default bench/eval/queries.json)"
+    )
     parser.add_argument(
         "--out", type=Path, help="JSON result file (default bench/out/eval/result-<mode>.json)"
     )
