@@ -72,6 +72,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # Hermetic: no test may reach a real Ollama (port 9 is discard: nothing listens there).
     monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:9")
     monkeypatch.delenv("NEXUSMEM_EMBED_MODEL", raising=False)
+    # Nor read the user's own Claude Code transcripts or Codex sessions.
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
     return path
 
 

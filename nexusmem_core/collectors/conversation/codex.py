@@ -1,0 +1,82 @@
+"""Codex CLI sessions: ``<codex_dir>/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl``.
+
+Each line is ``{"timestamp", "type", "payload"}``. The first, ``session_meta``, carries the
+session's ``id``, ``cwd`` and ``git`` facts; ``response_item`` lines carry what the model saw and
+said: ``message`` items with role ``user`` (``input_text`` blocks) or ``assistant``
+(``output_text``), and tool calls, their outputs and reasoning, which are left out.
+``event_msg`` repeats the messages for the terminal UI, ``turn_context`` holds a turn's
+settings and ``compacted`` a summary: all passed over. Codex writes its own context (the
+environment, AGENTS.md) as user messages too; those are not questions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .transcript import Exchange, Transcript, human_text, parse_ts, read_records, text_blocks
+
+__all__ = ["codex_files", "parse_codex"]
+
+_OTHER = frozenset({"event_msg", "turn_context", "compacted"})
+_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def codex_files(codex_dir: Path) -> list[Path]:
+    """Every rollout file under ``sessions/`` (whichever repository it belongs to)."""
+    try:
+        return [p for p in (codex_dir / "sessions").rglob("rollout-*.jsonl") if p.is_file()]
+    except OSError:
+        return []
+
+
+def parse_codex(path: str, ours: Callable[[str], bool]) -> Transcript:
+    """The exchanges of one rollout. Reading stops once ``session_meta`` places the session
+    outside the repository (``ours`` says); a rollout with no cwd is not ours either."""
+    found = _ID.search(Path(path).stem)
+    transcript = Transcript("codex", path, session=found.group(0) if found else Path(path).stem)
+    for record in read_records(path):
+        if record is None:
+            transcript.skipped += 1
+            continue
+        kind, payload = record.get("type"), record.get("payload")
+        if kind not in ("session_meta", "response_item"):
+            if kind not in _OTHER:
+                transcript.skipped += 1
+            continue
+        if not isinstance(payload, dict):
+            transcript.skipped += 1
+            continue
+        if kind == "session_meta":
+            if _meta(transcript, payload, ours) and not transcript.ours:
+                return transcript
+            continue
+        if payload.get("type") != "message":
+            continue  # a tool call, its output, reasoning
+        ts = parse_ts(record.get("timestamp"))
+        role, content = payload.get("role"), payload.get("content")
+        if role == "user":
+            text = human_text("\n\n".join(text_blocks(content, "input_text")))
+            if text:
+                transcript.exchanges.append(Exchange(text, ts))
+        elif role == "assistant":
+            for text in text_blocks(content, "output_text"):
+                transcript.reply(text, ts)
+    return transcript
+
+
+def _meta(transcript: Transcript, payload: dict[str, Any], ours: Callable[[str], bool]) -> bool:
+    """Take the session's facts from the first ``session_meta``; True when it placed it."""
+    if transcript.cwd is not None:
+        return False  # a later one (a forked session's parent) changes nothing
+    session, cwd, git = payload.get("id"), payload.get("cwd"), payload.get("git")
+    if isinstance(session, str) and session:
+        transcript.session = session
+    if isinstance(git, dict) and isinstance(git.get("branch"), str) and git["branch"]:
+        transcript.git_branch = git["branch"]
+    if not isinstance(cwd, str):
+        return False
+    transcript.cwd, transcript.ours = cwd, ours(cwd)
+    return True
