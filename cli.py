@@ -117,6 +117,7 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
             progress=progress,
         )
     progress.done()
+    conversation = engine.config.sources.conversation.enabled  # in config, or --conversation
     if report.skipped and not args.json:  # another `sync --auto` is running
         if not args.quiet:
             print(report.skipped)
@@ -129,7 +130,8 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
             f"synced {report.project} in {report.seconds:.2f}s ({walk}"
             f"{', rebuilt' if report.rebuilt else ''}): {report.commits} commit(s), "
             f"{report.diffs} file diff(s), {report.docs_sections} doc section(s), "
-            f"{report.shell} shell command(s), {report.agent} agent command(s) written, "
+            f"{report.shell} shell command(s), {report.agent} agent command(s)"
+            f"{_turns(report, conversation)} written, "
             f"{report.removed} removed, "
             f"{report.embedded} embedded"
         )
@@ -137,12 +139,22 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
         print(f"flagged: {report.flagged} stale node(s) likely superseded: see `nexusmem stale`")
     if report.denied and not args.quiet and not args.json:
         print(f"denied: {report.denied} node(s) holding a forgotten value, not written")
+    if conversation and not args.quiet and not args.json:
+        print(
+            f"conversation: {report.conversation_files} changed transcript(s) read, "
+            f"{report.conversation_skipped} broken or unknown line(s) passed over"
+        )
     if report.vectors.startswith("skipped") and not args.quiet:
         # One line on why vectors were skipped or rebuilt; sync itself succeeded.
         print(f"vectors: {report.vectors}", file=sys.stderr)
     if report.contradictions.startswith("skipped") and not args.quiet:
         print(f"contradictions: {report.contradictions}", file=sys.stderr)
     return 0
+
+
+def _turns(report: Any, ran: bool) -> str:
+    """The sync line's count of conversation turns, when that opt-in source ran."""
+    return f", {report.conversation} conversation turn(s)" if ran else ""
 
 
 async def _prune_source(settings: Settings, args: argparse.Namespace) -> int:
@@ -382,6 +394,28 @@ def _scan(source: str) -> Callable[[Settings, argparse.Namespace], Awaitable[int
         return 0
 
     return command
+
+
+async def cmd_scan_conversation(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_core import handlers
+    from nexusmem_core.engine import read_project
+
+    # A dry run works before init and creates nothing.
+    repo, config = await read_project(Path(args.C))
+    found = await handlers.scan_conversation(settings, repo, config, args.limit)
+    if args.json:
+        _print_json(found)
+        return 0
+    for row in found["nodes"]:
+        secrets = f"  ({row['redacted']} secret(s) redacted)" if row["redacted"] else ""
+        print(f"{row['signal']:.2f}  {row['date']}  {row['title']}{secrets}")
+    print(
+        f"{len(found['nodes'])} turn node(s) would be written from {found['files']} "
+        f"transcript(s); {found['redacted']} secret(s) redacted, {found['skipped']} broken or "
+        "unknown line(s) passed over (dry run: nothing was written)",
+        file=sys.stderr,
+    )
+    return 0
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
@@ -770,6 +804,17 @@ def build_parser() -> argparse.ArgumentParser:
         )
         p.add_argument("--limit", type=int, metavar="N", help="show at most N nodes")
         p.set_defaults(func=_scan(source))
+
+    p = sub.add_parser(
+        "scan-conversation",
+        parents=[repo, as_json],
+        help="dry run: the conversation turns a sync would write, with redaction counts",
+        description="Read this repository's Claude Code transcripts and Codex CLI sessions as "
+        "a sync with --conversation would, and show the turns it would write, the secrets "
+        "redacted in each and in total, and the lines passed over. Nothing is written.",
+    )
+    p.add_argument("--limit", type=int, metavar="N", help="show at most N nodes")
+    p.set_defaults(func=cmd_scan_conversation)
     return parser
 
 

@@ -59,6 +59,7 @@ __all__ = [
     "prune_source",
     "review",
     "scan",
+    "scan_conversation",
     "scrub_secrets",
     "search",
     "search_all",
@@ -591,6 +592,16 @@ async def scan(
         }
         for n in nodes
     ]
+
+
+async def scan_conversation(
+    settings: Settings, repo: RepoInfo, cfg: ProjectConfig, limit: int | None = None
+) -> dict[str, Any]:
+    """What a sync with the conversation source on would write, without writing: the turns
+    (with the secrets replaced in each), files read, lines skipped and secrets in total."""
+    from .collectors.conversation.step import preview
+
+    return (await preview(settings, repo, cfg, limit)).to_dict()
 
 
 # ---------------------------------------------------------------------- forget and prune-source

@@ -32,6 +32,8 @@ KNOWN_SOURCES = (
     "shell:fish",
     "shell:pwsh",
     "agent:claude",
+    "conversation:claude",
+    "conversation:codex",
 )
 # What each source has read up to: the git walk (commits and diffs share it), the hook logs'
 # offsets. Doc files are remembered by content hash in their own table; scraped history is
@@ -55,6 +57,12 @@ def keep_out(source: str) -> str:
         return (
             f"set sources.agent.enabled to false in {_CONFIG}; `nexusmem agent remove` stops "
             "the recording"
+        )
+    if source.startswith("conversation:"):
+        agent = source.partition(":")[2]
+        return (
+            f"set sources.conversation.enabled (or sources.conversation.{agent}) to false in "
+            f"{_CONFIG}, and sync without --conversation"
         )
     return f"turn it off in {_CONFIG}"
 
@@ -117,6 +125,10 @@ async def _reset(db: Database, pid: str, source: str) -> list[str]:
         reset.append(f"the {cursor} cursor{walk}")
     if source == "docs" and await db.execute("delete from doc_files where project_id = ?", (pid,)):
         reset.append("the record of parsed doc files")
+    if source.startswith("conversation:") and await db.execute(
+        "delete from source_files where project_id = ? and source = ?", (pid, source)
+    ):
+        reset.append("the record of read transcripts")
     return reset
 
 
