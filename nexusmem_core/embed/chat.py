@@ -1,4 +1,5 @@
-"""A yes/no judgement from a local Ollama chat model (``/api/chat``), with a timeout.
+"""A local Ollama chat model (``/api/chat``), with a timeout: the contradiction check's yes/no
+judgement, and the session summaries' one request each (``ask``).
 
 The standard library makes the one request a judgement needs (no ``ollama`` import: ~340 ms
 for a call that waits seconds on the model anyway, and the client's default timeout is
@@ -8,7 +9,7 @@ infinite). A reply that does not start with yes or no is ``unknown``, never a gu
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 import anyio.to_thread
 
@@ -20,6 +21,7 @@ __all__ = [
     "ChatUnavailableError",
     "OllamaJudge",
     "Verdict",
+    "ask",
     "parse_verdict",
 ]
 
@@ -63,42 +65,45 @@ class OllamaJudge:
         return parse_verdict(answer)
 
     def _ask(self, prompt: str) -> str:
-        body = {
-            "model": self.model,
-            "stream": False,
-            "options": {"temperature": 0},
-            "messages": [
-                {"role": "system", "content": _SYSTEM},
-                {"role": "user", "content": prompt},
-            ],
-        }
-        try:
-            reply = post_json(self.host, "/api/chat", body, self.timeout)
-        except OllamaHTTPError as err:
-            if err.kind == "timeout":
-                raise self._timed_out() from err
-            if err.status == 404:
-                raise ChatUnavailableError(
-                    f"Ollama at {self.host} does not have the chat model {self.model!r}: run "
-                    f"`ollama pull {self.model}` or set contradictions.model in config.json"
-                ) from err
-            if err.kind == "status":
-                raise ChatUnavailableError(f"Ollama at {self.host} refused ({err.status})") from err
-            if err.kind == "unreachable":
-                raise ChatUnavailableError(
-                    f"Ollama is not reachable at {self.host}: start it (`ollama serve`) or set "
-                    "OLLAMA_HOST"
-                ) from err
-            raise ChatUnavailableError(f"Ollama at {self.host} sent a malformed reply") from err
-        message = reply.get("message") if isinstance(reply, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        return content if isinstance(content, str) else ""
+        messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": prompt}]
+        return ask(self.host, self.model, messages, self.timeout, {"temperature": 0})
 
-    def _timed_out(self) -> ChatTimeoutError:
-        return ChatTimeoutError(
-            f"the chat model {self.model} at {self.host} did not answer within "
-            f"{self.timeout:g}s (contradictions.timeoutSeconds in config.json)"
-        )
+
+def ask(
+    host: str,
+    model: str,
+    messages: list[dict[str, str]],
+    timeout: float,
+    options: dict[str, Any] | None = None,
+    setting: str = "contradictions",
+) -> str:
+    """The text of ``model``'s reply to ``messages`` (empty when the reply holds none); raises
+    ChatUnavailableError (or its timeout) in one line. ``setting`` is the config section that
+    names the model, for the line that says what to change. Blocking: run it in a thread."""
+    body = {"model": model, "stream": False, "options": options or {}, "messages": messages}
+    try:
+        reply = post_json(host, "/api/chat", body, timeout)
+    except OllamaHTTPError as err:
+        if err.kind == "timeout":
+            raise ChatTimeoutError(
+                f"the chat model {model} at {host} did not answer within {timeout:g}s "
+                f"({setting}.timeoutSeconds in config.json)"
+            ) from err
+        if err.status == 404:
+            raise ChatUnavailableError(
+                f"Ollama at {host} does not have the chat model {model!r}: run "
+                f"`ollama pull {model}` or set {setting}.model in config.json"
+            ) from err
+        if err.kind == "status":
+            raise ChatUnavailableError(f"Ollama at {host} refused ({err.status})") from err
+        if err.kind == "unreachable":
+            raise ChatUnavailableError(
+                f"Ollama is not reachable at {host}: start it (`ollama serve`) or set OLLAMA_HOST"
+            ) from err
+        raise ChatUnavailableError(f"Ollama at {host} sent a malformed reply") from err
+    message = reply.get("message") if isinstance(reply, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    return content if isinstance(content, str) else ""
 
 
 def _prompt(older: str, newer: str) -> str:
