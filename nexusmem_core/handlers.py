@@ -356,7 +356,11 @@ async def status(engine: Engine) -> Status:
     (version,) = await db.fetchone("select max(version) from schema_migrations") or (0,)
     vector, embedded = await _vector_status(engine)
     chains = await chain_counts(db, pid)
+    sessions = await db.fetchall(
+        "select state, count(*) from sessions where project_id = ? group by state", (pid,)
+    )
     return Status(
+        sessions=dict(sessions),
         flagged=await count_open(db, pid),
         chains=chains.__dict__,
         shell=_shell_capture(engine),
@@ -418,6 +422,7 @@ def status_text(s: Status) -> str:
         f"chains     {_chains_text(s.chains)}",
         f"vectors    {s.vector}",
         f"flagged    {_flagged_text(s.flagged)}",
+        *([f"sessions   {_sessions_text(s.sessions)}"] if s.sessions else []),
         f"database   {s.database} (schema v{s.schema_version})",
     ]
     return "\n".join(lines)
@@ -427,6 +432,16 @@ def _flagged_text(flagged: int) -> str:
     if not flagged:
         return "no stale node is flagged as likely superseded"
     return f"{flagged} stale node(s) likely superseded: see `nexusmem stale`"
+
+
+def _sessions_text(states: dict[str, int]) -> str:
+    """Conversation sessions by summary state (see collectors/session)."""
+    text = (
+        f"{states.get('done', 0)} summarised, {states.get('queued', 0)} queued, "
+        f"{states.get('pending', 0)} pending (the chat model did not answer)"
+    )
+    failed = states.get("failed", 0)
+    return text + (f", {failed} summary(ies) kept out by the deny list" if failed else "")
 
 
 def _chains_text(chains: dict[str, int]) -> str:

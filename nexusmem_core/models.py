@@ -196,6 +196,7 @@ class Status:
     embedded: int = 0  # nodes with a vector from the configured model
     chains: dict[str, int] = field(default_factory=dict)  # failure -> fix links (see chains.py)
     flagged: int = 0  # stale nodes with an open "likely superseded" suggestion
+    sessions: dict[str, int] = field(default_factory=dict)  # summary state -> sessions
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

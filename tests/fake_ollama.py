@@ -4,7 +4,9 @@ Vectors are bags of "concepts": words in one synonym group share a dimension, so
 text about an "automobile" that BM25 cannot match; any other word hashes to a dimension.
 
 ``/api/chat`` answers as ``chat_mode`` says: yes, no, garbage, or slow (sleeps ``delay``); it
-counts requests, so a test can prove a cached pair is never sent again.
+counts requests, so a test can prove a cached pair is never sent again. For session summaries:
+a good summary, the titles a small model gets wrong (``SUMMARIES``), ``echo`` (a title, then
+the prompt it was sent, as a model repeating what it read), and ``malformed`` (not JSON).
 """
 
 from __future__ import annotations
@@ -41,9 +43,26 @@ def vector(text: str, dims: int) -> list[float]:
     return [x / norm for x in out]
 
 
+_PARTS = (
+    "Decisions: the retry budget goes to five, because three retries failed under load.\n"
+    "Diagnoses: S3 timed out under load.\n"
+    "Unfinished: the backoff is not tested yet."
+)
+SUMMARIES = {
+    "summary": f"Raise the retry budget after S3 timeouts\n\n{_PARTS}",
+    "preamble": f"Sure! Here is a summary of the session:\n\n{_PARTS}",
+    "generic": f"Summary of the session\n\n{_PARTS}",
+    "bullet": f"- Raised the retry budget to five\n{_PARTS}",
+    "heading": f"## Retry budget\n\n{_PARTS}",
+    "long": "We looked at " + "the retry loop and the S3 upload timeouts, " * 4 + f"\n{_PARTS}",
+    "empty": "",
+}
+
+
 class FakeOllama:
     """``mode``: ok, slow, malformed, wrong_count; ``model`` and ``dims`` may change live.
-    ``chat_mode``: yes, no, garbage, slow, for ``chat_model``."""
+    ``chat_mode``: yes, no, garbage, slow, echo, malformed or a key of ``SUMMARIES``, for
+    ``chat_model``."""
 
     def __init__(self) -> None:
         self.mode, self.model, self.dims, self.delay = "ok", "fake-embed", 32, 3.0
@@ -93,8 +112,12 @@ class FakeOllama:
                 fake.chat_requests.append(body)
                 if fake.chat_mode == "slow":
                     time.sleep(fake.delay)
-                answer = {"yes": "YES.", "no": "No", "garbage": "Well, it depends."}
+                if fake.chat_mode == "malformed":
+                    return self._send(200, b"{not json")
+                answer = {"yes": "YES.", "no": "No", "garbage": "Well, it depends.", **SUMMARIES}
                 content = answer.get(fake.chat_mode, "YES")
+                if fake.chat_mode == "echo":
+                    content = "Echoed session\n\n" + body["messages"][-1]["content"]
                 message = {"role": "assistant", "content": content}
                 return self._send(200, {"model": fake.chat_model, "message": message, "done": True})
 
@@ -105,7 +128,10 @@ class FakeOllama:
                 return None  # a client that gave up on a slow reply: expected here
 
         self.server = Server(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # A short poll: shutdown() waits for it, at the end of every test that uses the fake.
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def url(self) -> str:
