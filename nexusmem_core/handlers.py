@@ -17,6 +17,7 @@ from .models import SearchResponse, SearchResult, Status, SyncReport
 from .paths import DB_FILE, workspace_dir
 from .precheck import PrecheckReport
 from .registry import load_registry, register_project, remove_projects
+from .retrieval.cjk import excerpt_terms, has_cjk
 from .retrieval.fuse import PROJECT_RRF_K, rrf
 from .retrieval.pack import Packer, display_title, format_date, pack
 from .retrieval.query import fts_match, query_terms
@@ -27,6 +28,7 @@ from .store.fts import (
     Candidate,
     bm25_candidates,
     candidates_by_seq,
+    cjk_candidates,
     informative_terms,
     load_bodies,
 )
@@ -124,9 +126,27 @@ async def init_project(settings: Settings, path: Path) -> tuple[Path, list[str]]
 # -------------------------------------------------------------------------------------- search
 
 
-async def _lexical(db: Database, pid: str, query: str, as_of: int | None) -> list[Candidate]:
+async def _lexical(
+    db: Database, pid: str, query: str, as_of: int | None, k: int
+) -> list[Candidate]:
+    """BM25 candidates; for a query with CJK text, fused by rank with the trigram index's
+    (retrieval/cjk.py), since the word index reads a CJK run as one token."""
     match = fts_match(await informative_terms(db, query_terms(query)))
-    return await bm25_candidates(db, match, pid, CANDIDATES, as_of) if match else []
+    words = await bm25_candidates(db, match, pid, CANDIDATES, as_of) if match else []
+    if not has_cjk(query):
+        return words
+    pieces = await cjk_candidates(db, query, pid, CANDIDATES, as_of)
+    if not words:
+        return pieces
+    fused = rrf({"bm25": words, "cjk": pieces}, k)[:CANDIDATES]
+    for c in fused:  # both are the lexical arm; which index found it is not the user's concern
+        c.arms = ["bm25"]
+    return fused
+
+
+def _excerpt_terms(query: str) -> list[str]:
+    """What an excerpt looks for in a line: the query's words, and pieces of its CJK runs."""
+    return query_terms(query) + (excerpt_terms(query) if has_cjk(query) else [])
 
 
 def parse_as_of(text: str | None) -> int | None:
@@ -218,9 +238,9 @@ async def _ranked(
     BM25 alone keeps BM25's own relevance; with the vector arm the two lists are fused by rank.
     ``as_of`` keeps only what was recorded by then, on both arms.
     """
-    lexical = await _lexical(engine.db, engine.project_id, query, as_of)
-    semantic, used = await _semantic(engine, query, as_of) if vector else ([], "off")
     k = engine.config.retrieval.fusion_k
+    lexical = await _lexical(engine.db, engine.project_id, query, as_of, k)
+    semantic, used = await _semantic(engine, query, as_of) if vector else ([], "off")
     candidates = rrf({"bm25": lexical, "vector": semantic}, k) if semantic else lexical
     if semantic:
         await _neutral_when_unembedded(engine, lexical, k)
@@ -279,7 +299,7 @@ async def search(
     budget = budget or engine.config.retrieval.budget
     candidates, used = await _ranked(engine, query, vector, moment)
     names = {engine.project_id: engine.repo.name}
-    packer = Packer(budget, engine.config.retrieval.sibling_cap, query_terms(query), names)
+    packer = Packer(budget, engine.config.retrieval.sibling_cap, _excerpt_terms(query), names)
     # Bodies (patches up to maxBodyChars) are read a few at a time, only until the budget
     # is full: most of the 100 candidates never get a look.
     for start in range(0, len(candidates), BODY_CHUNK):
@@ -331,7 +351,7 @@ async def search_all(
                 rank += 1  # a fix follows its failure at the failure's place
             c.score = 1.0 / (PROJECT_RRF_K + rank)  # each project's list fused by rank
             fused.append(c)
-    results = pack(fused, query_terms(query), budget, 2, names, tag_project=True)
+    results = pack(fused, _excerpt_terms(query), budget, 2, names, tag_project=True)
     response = _response(query, budget, fused, results, names, all_projects=True)
     response.skipped = skipped
     return response

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ..store import audit, vectors
 from ..store.db import Database
+from ..store.fts import optimize
 from ..store.maintenance import compact
 from ..store.nodes import delete_nodes
 
@@ -56,7 +57,7 @@ async def remove_nodes(db: Database, nodes: Sequence[Doomed], operation: str) ->
         )
     removed = await delete_nodes(db, ids)
     if removed:
-        await db.execute("insert into nodes_fts(nodes_fts) values ('optimize')")
+        await optimize(db)
     return removed
 
 

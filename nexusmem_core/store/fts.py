@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..retrieval.cjk import bigrams, cjk_query
 from ..retrieval.query import quote_term
 from .db import Database
 from .nodes import NODE_COLUMNS, decode_meta
@@ -16,8 +17,11 @@ __all__ = [
     "TITLE_WEIGHT",
     "Candidate",
     "bm25_candidates",
+    "cjk_candidates",
     "deferred_index",
     "load_bodies",
+    "optimize",
+    "rebuild_cjk",
 ]
 
 # BM25 column weights: a term in the title counts four times one in the body; a path the
@@ -127,6 +131,69 @@ async def bm25_candidates(
     return [Candidate.from_row(row, float(row[14]), ["bm25"]) for row in rows[:limit]]
 
 
+async def cjk_candidates(
+    db: Database, text: str, project_id: str, limit: int = 100, as_of: int | None = None
+) -> list[Candidate]:
+    """The best ``limit`` nodes of one project for the CJK runs of ``text`` (see
+    retrieval/cjk.py): BM25 over the trigram index, then, when that finds few, substring
+    matches of the query's two-character pieces."""
+    grams, short = cjk_query(text)
+    moment = 2**62 if as_of is None else as_of
+    found: list[Candidate] = []
+    if grams:
+        rows = await db.fetchall(
+            f"""
+            select {NODE_COLUMNS}, -f.rank
+            from (select rowid, rank from nodes_cjk
+                  where nodes_cjk match ? and rank match 'bm25({TITLE_WEIGHT}, 1.0)'
+                  order by rank limit ?) f
+            join nodes n on n.seq = f.rowid
+            where n.project_id = ? and n.created_at <= ?
+            order by f.rank
+            """,
+            (" OR ".join(quote_term(g) for g in grams), limit * 3, project_id, moment),
+        )
+        found = [Candidate.from_row(row, float(row[14]), ["bm25"]) for row in rows[:limit]]
+    if short or len(found) < FEW_CJK:
+        seen = {c.id for c in found}
+        found += [c for c in await _cjk_pieces(db, text, project_id, moment) if c.id not in seen]
+    return found[:limit]
+
+
+FEW_CJK = 10  # trigram hits below which the two-character pieces are looked up too
+CJK_SCAN = 20_000  # the most recent nodes a piece lookup reads (no index serves it)
+
+
+async def _cjk_pieces(db: Database, text: str, project_id: str, moment: int) -> list[Candidate]:
+    """Nodes holding the query's two-character CJK pieces, more distinct pieces first (one in
+    the title counts four). Bounded: only the project's most recent nodes are read, a query of
+    several pieces needs two of them, so one common pair ("什么") does not match alone."""
+    pieces = bigrams(text)
+    if not pieces:
+        return []
+    matched = " + ".join("(instr(n.title, ?) + instr(n.body, ?) > 0)" for _ in pieces)
+    in_title = " + ".join("(instr(n.title, ?) > 0)" for _ in pieces)
+    rows = await db.fetchall(
+        f"""
+        select {NODE_COLUMNS}, ({matched}) + 3 * ({in_title}) as hits, ({matched}) as distinct_
+        from nodes n
+        where n.seq in (select seq from nodes where project_id = ?
+                        order by seq desc limit {CJK_SCAN})
+          and n.created_at <= ? and distinct_ >= ?
+        order by hits desc, n.ts desc limit 100
+        """,
+        (
+            *[p for piece in pieces for p in (piece, piece)],
+            *pieces,
+            *[p for piece in pieces for p in (piece, piece)],
+            project_id,
+            moment,
+            min(2, len(pieces)),
+        ),
+    )
+    return [Candidate.from_row(row, float(row[14]), ["bm25"]) for row in rows]
+
+
 async def load_bodies(db: Database, candidates: list[Candidate]) -> None:
     """Fill in ``body`` for the candidates about to be packed (bodies can be large)."""
     if not candidates:
@@ -162,6 +229,11 @@ async def deferred_index(db: Database) -> AsyncIterator[None]:
         "select seq, title, body, paths from nodes where seq > ?",
         (max_seq,),
     )
+    await db.execute(
+        "insert into nodes_cjk(rowid, title, body) select seq, title, body from nodes "
+        "where seq > ? and cjk",
+        (max_seq,),
+    )
     for _, sql in triggers:
         await db.execute(sql)
 
@@ -173,3 +245,19 @@ async def candidates_by_seq(db: Database, seqs: list[int]) -> dict[int, Candidat
     marks = ",".join("?" * len(seqs))
     rows = await db.fetchall(f"select {NODE_COLUMNS} from nodes n where n.seq in ({marks})", seqs)
     return {int(row[13]): Candidate.from_row(row, 0.0) for row in rows}
+
+
+async def rebuild_cjk(db: Database) -> None:
+    """Re-make the trigram index from the nodes. FTS5's own 'rebuild' would index every node,
+    and this index holds only those with CJK text."""
+    await db.execute("insert into nodes_cjk(nodes_cjk) values ('delete-all')")
+    await db.execute(
+        "insert into nodes_cjk(rowid, title, body) select seq, title, body from nodes where cjk"
+    )
+
+
+async def optimize(db: Database) -> None:
+    """Merge both indexes' segments, so the terms of deleted rows are gone from the file too
+    (a forgotten value must not linger in an old segment)."""
+    await db.execute("insert into nodes_fts(nodes_fts) values ('optimize')")
+    await db.execute("insert into nodes_cjk(nodes_cjk) values ('optimize')")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import FileAccessError
 from .db import DB_ERRORS, Database
+from .fts import rebuild_cjk
 
 __all__ = ["Compaction", "backup", "compact"]
 
@@ -71,6 +72,7 @@ async def compact(db: Database, *, rebuild_fts: bool, vacuum: bool) -> Compactio
         if rebuild_fts:
             async with db.transaction():
                 await db.execute("insert into nodes_fts(nodes_fts) values ('rebuild')")
+                await rebuild_cjk(db)
             done.fts_rebuilt = True
         (free,) = await db.fetchone("pragma freelist_count") or (0,)
         if vacuum or free:

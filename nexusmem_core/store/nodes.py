@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..models import Node
+from ..retrieval.cjk import has_cjk
 from .db import Database
 
 __all__ = [
@@ -29,11 +30,11 @@ NODE_COLUMNS = (
 # created_at. Trust and supersedes belong to people and are never overwritten by a resync.
 _UPSERT = """
 insert into nodes (id, project_id, kind, source, ref, grp, title, body, paths, ts, created_at,
-                   signal, provenance, content_hash, meta)
-values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   signal, provenance, content_hash, meta, cjk)
+values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 on conflict(id) do update set
     grp = excluded.grp, title = excluded.title, body = excluded.body, paths = excluded.paths,
-    ts = excluded.ts,
+    ts = excluded.ts, cjk = excluded.cjk,
     signal = excluded.signal, provenance = excluded.provenance,
     content_hash = excluded.content_hash, meta = excluded.meta
 where nodes.content_hash != excluded.content_hash
@@ -62,6 +63,7 @@ async def upsert_nodes(db: Database, nodes: Sequence[Node]) -> int:
             n.provenance,
             n.content_hash,
             n.meta_json,
+            has_cjk(n.title) or has_cjk(n.body),  # which nodes the trigram index holds
         )
         for n in nodes
     ]

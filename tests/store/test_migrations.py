@@ -23,6 +23,7 @@ EXPECTED_TABLES = {
     "source_files",
     "sessions",
     "import_edges",
+    "nodes_cjk",
     "contradictions",
 }
 EXPECTED_NODE_COLUMNS = [
@@ -44,6 +45,7 @@ EXPECTED_NODE_COLUMNS = [
     "supersedes",
     "content_hash",
     "meta",
+    "cjk",
 ]
 
 
@@ -53,7 +55,8 @@ async def test_schema_is_pinned(tmp_path: Path):
             name
             for (name,) in await db.fetchall(
                 "select name from sqlite_master "
-                "where type = 'table' and name not like 'nodes_fts_%'"
+                "where type = 'table' and name not like 'nodes_fts_%' "
+                "and name not like 'nodes_cjk_%'"
             )
         }
         columns = [row[1] for row in await db.fetchall("pragma table_info(nodes)")]
@@ -67,7 +70,14 @@ async def test_schema_is_pinned(tmp_path: Path):
         (mode,) = await db.fetchone("pragma journal_mode")
     assert tables == EXPECTED_TABLES
     assert columns == EXPECTED_NODE_COLUMNS
-    assert triggers == {"nodes_ai", "nodes_ad", "nodes_au"}
+    assert triggers == {
+        "nodes_ai",
+        "nodes_ad",
+        "nodes_au",
+        "nodes_cjk_ai",
+        "nodes_cjk_ad",
+        "nodes_cjk_au",
+    }
     assert versions == [v for v, _, _ in MIGRATIONS]
     assert mode == "wal"
 
