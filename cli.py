@@ -144,6 +144,13 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
             f"conversation: {report.conversation_files} changed transcript(s) read, "
             f"{report.conversation_skipped} broken or unknown line(s) passed over"
         )
+    if report.session_note != "off" and not args.quiet and not args.json:
+        print(
+            f"session summaries: {report.sessions} written, {report.sessions_queued} queued "
+            "for the next sync"
+        )
+    if report.session_note.startswith("skipped") and not args.quiet:
+        print(f"session summaries: {report.session_note}", file=sys.stderr)
     if report.vectors.startswith("skipped") and not args.quiet:
         # One line on why vectors were skipped or rebuilt; sync itself succeeded.
         print(f"vectors: {report.vectors}", file=sys.stderr)
@@ -394,6 +401,24 @@ def _scan(source: str) -> Callable[[Settings, argparse.Namespace], Awaitable[int
         return 0
 
     return command
+
+
+async def cmd_scan_session(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_core import handlers
+    from nexusmem_core.collectors.session.scan import preview_footer, preview_lines
+
+    limit = args.limit if args.limit is not None or args.dry_run else 1
+    async with _engine(settings, args, read_only=True) as engine:
+        scan = await handlers.scan_session(engine, limit, call_model=not args.dry_run)
+    if args.json:
+        _print_json(scan.to_dict())
+    else:
+        for line in preview_lines(scan):
+            print(line)
+    print(preview_footer(scan), file=sys.stderr)
+    if scan.note:
+        print(f"session summaries: {scan.note}", file=sys.stderr)
+    return 0
 
 
 async def cmd_scan_conversation(settings: Settings, args: argparse.Namespace) -> int:
@@ -804,6 +829,26 @@ def build_parser() -> argparse.ArgumentParser:
         )
         p.add_argument("--limit", type=int, metavar="N", help="show at most N nodes")
         p.set_defaults(func=_scan(source))
+
+    p = sub.add_parser(
+        "scan-session",
+        parents=[repo, as_json],
+        help="the prompts session summaries come from (--dry-run), or what the model makes of one",
+        description="For each settled session whose summary is missing or out of date, newest "
+        "first: with --dry-run, the exact prompt a sync would send, without calling the model; "
+        "without it, the chat model (sources.session.model) is asked about the first one "
+        "(--limit N for more) and its title and summary are shown. Nothing is written.",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the prompts; do not call the model"
+    )
+    p.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        help="at most N sessions (default: every due one with --dry-run, else 1)",
+    )
+    p.set_defaults(func=cmd_scan_session)
 
     p = sub.add_parser(
         "scan-conversation",

@@ -35,6 +35,7 @@ from .store.fts import (
 from .store.nodes import NODE_COLUMNS, get_cursor, upsert_project
 
 if TYPE_CHECKING:
+    from .collectors.session.scan import SessionScan
     from .hygiene.forget import ExportReport, ForgetReport, ImportReport
     from .hygiene.prune import PruneReport
     from .hygiene.review import MarkStaleResult, ReviewResult
@@ -62,6 +63,7 @@ __all__ = [
     "review",
     "scan",
     "scan_conversation",
+    "scan_session",
     "scrub_secrets",
     "search",
     "search_all",
@@ -637,6 +639,18 @@ async def scan_conversation(
     from .collectors.conversation.step import preview
 
     return (await preview(settings, repo, cfg, limit)).to_dict()
+
+
+async def scan_session(
+    engine: Engine, limit: int | None = None, *, call_model: bool = False
+) -> SessionScan:
+    """The prompts the due sessions' summaries would come from, newest first, writing
+    nothing; with ``call_model``, also what the chat model makes of each."""
+    from .collectors.session.scan import scan_sessions
+
+    if limit is not None and limit < 1:
+        raise UsageError("scan-session --limit: give a number of sessions, 1 or more")
+    return await scan_sessions(engine, limit=limit, call_model=call_model)
 
 
 # ---------------------------------------------------------------------- forget and prune-source

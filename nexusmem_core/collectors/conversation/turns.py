@@ -31,7 +31,7 @@ from ...redact import redact, redact_count
 from ..docs import _ATX as HEADING  # the docs' own Markdown heading and fence rules
 from ..docs import _FENCE as FENCE
 from .paths import RepoPaths
-from .transcript import Exchange, Transcript
+from .transcript import Transcript
 
 __all__ = ["KIND", "Built", "split_reply", "turn_nodes", "turn_signal"]
 
@@ -39,29 +39,37 @@ KIND = "conversation_turn"
 TITLE_CHARS = 100
 FIRST_LINE_CHARS = 200  # the question's first line, as repeated after the first chunk
 
+# Lowercase patterns, matched against lowercased text: case-insensitive alternations cost
+# Python's re three times as much, and this runs over every reply of every transcript.
 _PROBLEM = re.compile(
-    r"\b(errors?|exceptions?|traceback|fail(s|ed|ing|ure|ures)?|crash(es|ed)?|bugs?|broken|"
-    r"regressions?|time[sd]? ?out|segfault|panic(ked)?|stack ?trace)\b",
-    re.IGNORECASE,
+    r"\b(?:errors?|exceptions?|traceback|fail(?:s|ed|ing|ures?)?|crash(?:es|ed)?|bugs?|broken|"
+    r"regressions?|time[sd]? ?out|segfault|panic(?:ked)?|stack ?trace)\b"
 )
 _CAUSE = re.compile(
-    r"\b(because|root cause|caused by|the cause|turns? out|the (problem|issue|bug) (is|was)|"
-    r"the fix|fixed (it )?by|due to)\b",
-    re.IGNORECASE,
+    r"\b(?:because|root cause|caused by|the cause|turns? out|the (?:problem|issue|bug) (?:is|was)|"
+    r"the fix|fixed (?:it )?by|due to)\b"
 )
 _DECISION = re.compile(
-    r"\b(decided|decision|(we|i)('ll| will) (use|go with|keep|drop)|going with|chose|"
-    r"instead of|rather than|trade-?offs?|settled on)\b",
-    re.IGNORECASE,
+    r"\b(?:decided|decision|(?:we|i)(?:'ll| will) (?:use|go with|keep|drop)|going with|chose|"
+    r"instead of|rather than|trade-?offs?|settled on)\b"
 )
+# Of a long reply, the signal reads the head and the tail: that is where a diagnosis or a decision
+# is stated; the middle is mostly quoted output and code.
+HEAD_CHARS, TAIL_CHARS = 6000, 2000
 
 
 def turn_signal(question: str, answer: str) -> float:
     """How much an exchange is worth remembering before any query (see the module docstring)."""
+    asked = question[:HEAD_CHARS].lower()
+    said = (
+        answer.lower()
+        if len(answer) <= HEAD_CHARS + TAIL_CHARS
+        else (answer[:HEAD_CHARS].lower() + "\n" + answer[-TAIL_CHARS:].lower())
+    )
     signal = 0.4
-    if _PROBLEM.search(question) or _PROBLEM.search(answer):
-        signal += 0.2 if _CAUSE.search(answer) else 0.05
-    if _DECISION.search(answer):
+    if _PROBLEM.search(asked) or _PROBLEM.search(said):
+        signal += 0.2 if _CAUSE.search(said) else 0.05
+    if _DECISION.search(said):
         signal += 0.15
     if len(answer.strip()) < 40:
         signal -= 0.15
@@ -161,63 +169,71 @@ def _cap_question(question: str, max_chars: int) -> str:
     return question[: cut if cut > limit // 2 else limit] + "\n[truncated]"
 
 
+@dataclass(frozen=True)
+class _Shared:
+    """What every node of one transcript has in common."""
+
+    project_id: str
+    source: str
+    session: str
+    meta: dict[str, object]
+    max_chars: int
+
+
 def turn_nodes(
     project_id: str, transcript: Transcript, max_chars: int, paths: RepoPaths | None = None
 ) -> Built:
     """Every exchange of ``transcript`` as nodes, redacted before anything else is done."""
+    session = transcript.session or ""
+    meta: dict[str, object] = {
+        "session": session,
+        "file": transcript.path,
+        "cwd": transcript.cwd,
+        "agent": transcript.agent,
+    }
+    if transcript.git_branch:
+        meta["git_branch"] = redact(transcript.git_branch)
+    shared = _Shared(project_id, f"conversation:{transcript.agent}", session, meta, max_chars)
     built = Built()
     for turn, exchange in enumerate(transcript.exchanges):
-        _exchange_nodes(built, project_id, transcript, turn, exchange, max_chars, paths)
+        question, asked_secrets = redact_count(exchange.question)
+        answer, answered_secrets = redact_count(exchange.answer)
+        question = _cap_question(question, max_chars)
+        files = paths.named(question + "\n" + answer, transcript.cwd) if paths else []
+        ts = exchange.answered if exchange.answered is not None else exchange.asked
+        nodes = _exchange_nodes(shared, turn, question, answer, ts, files)
+        built.nodes += nodes
+        built.redacted += [asked_secrets + answered_secrets] + [0] * (len(nodes) - 1)
     return built
 
 
 def _exchange_nodes(
-    built: Built,
-    project_id: str,
-    transcript: Transcript,
-    turn: int,
-    exchange: Exchange,
-    max_chars: int,
-    paths: RepoPaths | None,
-) -> None:
-    question, asked_secrets = redact_count(exchange.question)
-    answer, answered_secrets = redact_count(exchange.answer)
-    question = _cap_question(question, max_chars)
+    shared: _Shared, turn: int, question: str, answer: str, ts: int | None, files: list[str]
+) -> list[Node]:
+    """One exchange's nodes, from its redacted question and answer: one per chunk."""
     first = _first_line(question)
     title = _clip(first, TITLE_CHARS)
-    chunks = split_reply(answer, max(50, max_chars - len(question) - len("Q: \n\nA: ")))
-    session = transcript.session or ""
-    files = paths.named(question + "\n" + answer, transcript.cwd) if paths else []
+    chunks = split_reply(answer, max(50, shared.max_chars - len(question) - len("Q: \n\nA: ")))
     signal = turn_signal(question, answer)
+    nodes = []
     for chunk, (text, heading) in enumerate(chunks):
         asked = question if chunk == 0 else _clip(first, FIRST_LINE_CHARS)
-        meta: dict[str, object] = {
-            "session": session,
-            "turn": turn,
-            "chunk": chunk,
-            "chunks": len(chunks),
-            "q_len": len(asked),
-            "file": transcript.path,
-            "cwd": transcript.cwd,
-            "agent": transcript.agent,
-        }
-        if transcript.git_branch:
-            meta["git_branch"] = redact(transcript.git_branch)
         suffix = "" if chunk == 0 else f" — {_clip(heading or f'part {chunk + 1}', 60)}"
-        built.nodes.append(
+        position = {"turn": turn, "chunk": chunk, "chunks": len(chunks), "q_len": len(asked)}
+        nodes.append(
             Node(
-                project_id=project_id,
+                project_id=shared.project_id,
                 kind=KIND,
-                source=f"conversation:{transcript.agent}",
-                ref=f"{session}:{turn}:{chunk}",
+                source=shared.source,
+                ref=f"{shared.session}:{turn}:{chunk}",
                 title=title + suffix,
                 body=f"Q: {asked}\n\nA: {text}",
-                ts=exchange.answered if exchange.answered is not None else exchange.asked,
+                ts=ts,
                 signal=signal,
                 provenance="recorded",
-                grp=f"{session}:{turn}",
+                grp=f"{shared.session}:{turn}",
                 files=files,
-                meta=meta,
+                meta={**shared.meta, **position},
             )
         )
-        built.redacted.append(asked_secrets + answered_secrets if chunk == 0 else 0)
+    return nodes
