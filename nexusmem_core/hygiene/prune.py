@@ -34,6 +34,7 @@ KNOWN_SOURCES = (
     "agent:claude",
     "conversation:claude",
     "conversation:codex",
+    "session",
 )
 # What each source has read up to: the git walk (commits and diffs share it), the hook logs'
 # offsets. Doc files are remembered by content hash in their own table; scraped history is
@@ -64,6 +65,8 @@ def keep_out(source: str) -> str:
             f"set sources.conversation.enabled (or sources.conversation.{agent}) to false in "
             f"{_CONFIG}, and sync without --conversation"
         )
+    if source == "session":
+        return f"set sources.session.enabled to false in {_CONFIG}"
     return f"turn it off in {_CONFIG}"
 
 
@@ -129,6 +132,10 @@ async def _reset(db: Database, pid: str, source: str) -> list[str]:
         "delete from source_files where project_id = ? and source = ?", (pid, source)
     ):
         reset.append("the record of read transcripts")
+    if source == "session" and await db.execute(
+        "delete from sessions where project_id = ?", (pid,)
+    ):
+        reset.append("the record of summarised sessions (each is asked about again)")
     return reset
 
 

@@ -223,3 +223,16 @@ async def test_a_rebuild_keeps_the_summaries_and_asks_nothing_again(
     assert (await sync(live)).sessions == 0
     assert len(ollama.chat_requests) == 1
     assert await summaries(live) == [before]
+
+
+async def test_prune_source_session_drops_the_summaries_and_what_they_were_made_from(
+    live: Engine, ollama: FakeOllama
+):
+    await plant(live, "s1")
+    await sync(live)
+    report = await handlers.prune_source(live, "session", apply=True)
+    assert (report.nodes, report.by_kind) == (1, {"session_summary": 1})
+    assert report.reset == ["the record of summarised sessions (each is asked about again)"]
+    assert "sources.session.enabled" in report.keep_out
+    assert await summaries(live) == [] and await states(live) == {}
+    assert (await sync(live)).sessions == 1 and len(ollama.chat_requests) == 2
