@@ -102,6 +102,8 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
 
     if args.prune_source:
         return await _prune_source(settings, args)
+    if args.prune_unreachable:
+        return await _prune_unreachable(settings, args)
     progress = _Progress(args.quiet)
     async with _engine(settings, args) as engine:
         report = await handlers.sync(
@@ -139,6 +141,11 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
         print(f"flagged: {report.flagged} stale node(s) likely superseded: see `nexusmem stale`")
     if report.denied and not args.quiet and not args.json:
         print(f"denied: {report.denied} node(s) holding a forgotten value, not written")
+    if report.unreachable_pruned and not args.quiet and not args.json:
+        print(
+            f"pruned: {report.unreachable_pruned} node(s) of commits no ref has reached for "
+            f"{engine.config.sources.git.prune_unreachable_days} day(s) (after a rebase)"
+        )
     if conversation and not args.quiet and not args.json:
         print(
             f"conversation: {report.conversation_files} changed transcript(s) read, "
@@ -170,6 +177,17 @@ async def _prune_source(settings: Settings, args: argparse.Namespace) -> int:
 
     async with _engine(settings, args, read_only=not args.yes) as engine:
         report = await handlers.prune_source(engine, args.prune_source, apply=args.yes)
+    _print_report(report, args.json)
+    return 0
+
+
+async def _prune_unreachable(settings: Settings, args: argparse.Namespace) -> int:
+    """``sync --prune-unreachable``: remove the commits a rewrite left behind, instead of
+    syncing."""
+    from nexusmem_core import handlers
+
+    async with _engine(settings, args, read_only=not args.yes) as engine:
+        report = await handlers.prune_unreachable(engine, apply=args.yes)
     _print_report(report, args.json)
     return 0
 
@@ -636,7 +654,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="instead of syncing, remove every node one source wrote (git, diff, docs, "
         "shell:hook, shell:bash, ..., agent:claude); a dry run unless --yes",
     )
-    p.add_argument("--yes", action="store_true", help="with --prune-source: remove them")
+    p.add_argument(
+        "--prune-unreachable",
+        action="store_true",
+        help="instead of syncing, remove the commits no ref reaches any more (after a rebase) "
+        "and their diffs; a dry run unless --yes (syncs do it by themselves after "
+        "sources.git.pruneUnreachableDays)",
+    )
+    p.add_argument(
+        "--yes", action="store_true", help="with --prune-source or --prune-unreachable: remove"
+    )
     p.set_defaults(func=cmd_sync)
 
     p = sub.add_parser("query", parents=[repo, as_json], help="ask the memory something")

@@ -92,6 +92,9 @@ def _bounded(default: int, low: int, high: int) -> Any:
 @dataclass(frozen=True)
 class GitSource:
     enabled: bool = True
+    prune_unreachable_days: int = _bounded(14, 0, 36_500)
+    """A commit no ref reaches (after a rebase, an amend, a reset) leaves memory this many days
+    after a sync first saw it unreachable; 0 keeps them until ``sync --prune-unreachable``."""
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .hygiene.review import MarkStaleResult, ReviewResult
     from .hygiene.scrub import ScrubReport
     from .hygiene.stale import DismissResult, OpenSuggestions, StaleReport
+    from .hygiene.unreachable import UnreachableReport
 
 # Heavier modules (the collectors, the shell parsers and the redaction table) are imported by
 # the use cases that need them, so a query or a status does not pay for them at start-up.
@@ -60,6 +61,7 @@ __all__ = [
     "open_suggestions",
     "precheck",
     "prune_source",
+    "prune_unreachable",
     "review",
     "scan",
     "scan_conversation",
@@ -704,6 +706,17 @@ async def prune_source(engine: Engine, source: str, *, apply: bool = False) -> P
     from .hygiene.prune import prune_source as run
 
     return await run(engine, source, apply=apply)
+
+
+async def prune_unreachable(engine: Engine, *, apply: bool = False) -> UnreachableReport:
+    """The commits in memory that no ref reaches any more (after a rebase), with their diffs;
+    removed at once (no grace period) with ``apply``, else a dry run."""
+    from .hygiene.unreachable import prune_unreachable as run
+
+    if not apply:
+        return await run(engine)
+    async with engine.db.transaction():
+        return await run(engine, apply=True)
 
 
 # ------------------------------------------------------------------------------------ projects

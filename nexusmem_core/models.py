@@ -167,6 +167,8 @@ class SyncReport:
     judged: int = 0  # new contradiction verdicts from the chat model (cached pairs are free)
     contradictions: str = "off"  # "ok", "off", or why the contradiction check stopped
     flagged: int = 0  # stale nodes with an open "likely superseded" suggestion
+    unreachable_pruned: int = 0  # nodes of commits no ref reaches, past their grace period
+    unreachable_waiting: int = 0  # unreachable commits still inside the grace period
     full_walk: bool = False
     rebuilt: bool = False
     seconds: float = 0.0

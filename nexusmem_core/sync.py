@@ -21,6 +21,8 @@ from .engine import Engine
 from .hygiene.contradictions import check_during_sync
 from .hygiene.deny import DenyFilter
 from .hygiene.review import keep_judgements, restore_judgements
+from .hygiene.unreachable import CURSOR as UNREACHABLE_CURSOR
+from .hygiene.unreachable import prune_unreachable
 from .models import Node, SyncReport
 from .registry import register_project
 from .store import vectors
@@ -128,6 +130,7 @@ async def _ingest(
             since_args = [f"--since={since}"] if since else []
             report.diffs = await _sync_diffs(engine, [*limit, *since_args, rev], progress, deny)
         await set_cursor(db, pid, "git", repo.head)
+        await _prune_unreachable(engine, report, rewritten=full and cursor is not None)
     if sources.docs.enabled:
         await _sync_docs(engine, touched, report, progress, deny)
     if sources.shell.enabled:
@@ -155,6 +158,18 @@ async def _ingest(
         links = await chains.link_failures(engine.db, engine.project_id)
         report.failures_examined = links.examined
         report.linked_retry, report.linked_discussion = links.retry, links.discussion
+
+
+async def _prune_unreachable(engine: Engine, report: SyncReport, *, rewritten: bool) -> None:
+    """Commits a history rewrite left behind leave memory after a grace period (see
+    hygiene/unreachable.py). Only looked for when history was rewritten this sync, or when
+    earlier sightings are waiting out their grace: ``git rev-list --all`` is not free."""
+    days = engine.config.sources.git.prune_unreachable_days
+    waiting = await get_cursor(engine.db, engine.project_id, UNREACHABLE_CURSOR)
+    if not days or not (rewritten or (waiting and waiting != "{}")):
+        return
+    found = await prune_unreachable(engine, apply=True, grace_days=days)
+    report.unreachable_pruned, report.unreachable_waiting = found.removed, found.waiting
 
 
 def _opted_in(config: ProjectConfig, *, conversation: bool, github: bool) -> ProjectConfig:
