@@ -93,16 +93,15 @@ def find_transcripts(settings: Settings, cfg: ConversationSource, roots: list[st
 
 def read_transcript(
     found: Found, scope: Scope, project_id: str, max_chars: int
-) -> tuple[Transcript, Built]:
-    """Parse one file and build its nodes (in a worker thread: both are CPU work). An
-    unreadable file is passed over and counted as one skipped line."""
+) -> tuple[Transcript | None, Built]:
+    """Parse one file and build its nodes (in a worker thread: both are CPU work); None for
+    a file that cannot be read, which the caller counts as one line passed over."""
     parse = parse_claude if found.source == CLAUDE else parse_codex
     try:
         transcript = parse(found.path, scope.ours)
     except OSError as err:
         log.debug("transcript_unreadable", path=found.path, error=str(err))
-        agent = found.source.partition(":")[2]
-        return Transcript(agent, found.path, skipped=1, ours=True), Built()
+        return None, Built()
     if not transcript.ours:
         return transcript, Built()
     return transcript, turn_nodes(project_id, transcript, max_chars, scope.paths)
@@ -124,6 +123,9 @@ async def sync_conversations(engine: Engine, report: SyncReport, write: Writer) 
     changed = [f for f in found if read.get((f.source, f.path)) != (f.size, f.mtime_ns)]
     for item in changed[: cfg.max_files]:
         transcript, built = await anyio.to_thread.run_sync(read_transcript, item, scope, pid, limit)
+        if transcript is None:  # not remembered: read again once it can be (a permission fixed)
+            report.conversation_skipped += 1
+            continue
         if transcript.ours:
             report.conversation_files += 1
             report.conversation_skipped += transcript.skipped
@@ -205,6 +207,9 @@ async def preview(
         transcript, built = await anyio.to_thread.run_sync(
             read_transcript, item, scope, repo.project_id, config.limits.max_body_chars
         )
+        if transcript is None:
+            result.skipped += 1
+            continue
         if not transcript.ours:
             continue
         result.files += 1
