@@ -17,6 +17,14 @@ from nexusmem_core.models import SyncReport
 
 from ...conftest import Repo
 from ...fake_ollama import FakeOllama
+from ..conversation.transcripts import (
+    AWS_KEY,
+    CLAUDE_SESSION,
+    CODEX_SESSION,
+    GITHUB_TOKEN,
+    install_claude,
+    install_codex,
+)
 from .plant import RETRY, plant
 
 TOKEN = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
@@ -210,19 +218,25 @@ async def test_a_summary_holding_a_forgotten_value_is_not_written(live: Engine, 
     assert (await sync(live)).denied == 0 and len(ollama.chat_requests) == 1  # not asked again
 
 
-async def test_a_rebuild_keeps_the_summaries_and_asks_nothing_again(
-    live: Engine, ollama: FakeOllama
+async def test_recorded_transcripts_are_summarised_once_and_a_rebuild_asks_nothing_again(
+    live: Engine, repo: Repo, ollama: FakeOllama
 ):
-    await plant(live, "s1")
-    await sync(live)
-    (before,) = await summaries(live)
-    report = await sync(live, rebuild=True)
-    assert report.rebuilt and report.sessions == 0
-    # The conversation source reads the same transcripts again: the same turns come back.
-    await plant(live, "s1")
-    assert (await sync(live)).sessions == 0
-    assert len(ollama.chat_requests) == 1
-    assert await summaries(live) == [before]
+    # The conversation source's own fixtures, through sync --conversation: the turns' contract.
+    install_claude(live.settings.claude_dir, repo.path)
+    install_codex(live.settings.codex_dir, repo.path)
+    ollama.chat_mode = "echo"  # the model repeats what it read
+    report = await sync(live, conversation=True)
+    assert (report.conversation, report.sessions, report.session_note) == (5, 2, "ok")
+    before = await summaries(live)
+    assert sorted(s["ref"] for s in before) == sorted([CLAUDE_SESSION, CODEX_SESSION])
+    assert {s["meta"]["agent"] for s in before} == {"claude", "codex"}
+    sent = json.dumps(ollama.chat_requests)
+    assert AWS_KEY not in sent and GITHUB_TOKEN not in sent
+    # A rebuild drops the turns and reads the transcripts again: the same prompts, no call.
+    report = await sync(live, conversation=True, rebuild=True)
+    assert report.rebuilt and report.conversation == 5 and report.sessions == 0
+    assert len(ollama.chat_requests) == 2
+    assert await summaries(live) == before
 
 
 async def test_prune_source_session_drops_the_summaries_and_what_they_were_made_from(
