@@ -57,8 +57,8 @@ async def sync(
     Then, outside that transaction (it waits on a model, and must not hold the write lock),
     embed what has no vector yet, batch by batch: an interrupted pass resumes where it stopped.
     ``link_failures`` links failed commands to their fixes (done anyway when agent commands
-    came in, unless the config turns it off). ``conversation`` and ``github`` turn those
-    opt-in sources on for this run only; the config file is not changed.
+    or conversation turns came in, unless the config turns it off). ``conversation`` and
+    ``github`` turn those opt-in sources on for this run only; the config file is unchanged.
     """
     started = time.perf_counter()
     engine.config = _opted_in(engine.config, conversation=conversation, github=github)
@@ -83,7 +83,14 @@ async def sync(
             await _drop_project(db, pid)
         empty = not await db.fetchone("select 1 from nodes where project_id = ? limit 1", (pid,))
         async with deferred_index(db) if empty else contextlib.nullcontext():
-            await _ingest(engine, report, since, progress, link_failures)
+            await _ingest(engine, report, since, progress)
+        # After the index is built (a first sync or a rebuild defers it): the discussion
+        # linker searches it for the conversations that discussed a failure.
+        auto = engine.config.sources.agent.link_failures and (report.agent or report.conversation)
+        if link_failures or auto:
+            links = await chains.link_failures(db, pid)
+            report.failures_examined = links.examined
+            report.linked_retry, report.linked_discussion = links.retry, links.discussion
         if kept is not None:
             await restore_judgements(db, kept)
             await db.execute(
@@ -112,7 +119,6 @@ async def _ingest(
     report: SyncReport,
     since: str | None,
     progress: Progress,
-    link_failures: bool = False,
 ) -> None:
     """Every source in turn: commits, then their diffs, then docs (dated by the commits)."""
     repo, db, pid, sources = engine.repo, engine.db, engine.project_id, engine.config.sources
@@ -154,10 +160,6 @@ async def _ingest(
 
         await sync_structure(engine, report)
     report.denied = deny.dropped
-    if link_failures or (report.agent and sources.agent.link_failures):
-        links = await chains.link_failures(engine.db, engine.project_id)
-        report.failures_examined = links.examined
-        report.linked_retry, report.linked_discussion = links.retry, links.discussion
 
 
 async def _prune_unreachable(engine: Engine, report: SyncReport, *, rewritten: bool) -> None:
