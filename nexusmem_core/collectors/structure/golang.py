@@ -1,0 +1,81 @@
+"""Go: import paths matched to the module paths of the repository's ``go.mod`` files.
+
+Go imports a package, which is a directory, not a file. The edge goes to each non-test ``.go``
+file of that directory: those are what the import compiles in, and a change to any of them can
+break the importer. ``_test.go`` files are left out (an importer never sees them), and so are
+directories under ``testdata/``, which the go tool ignores. A path no module of the repository
+claims (the standard library, a dependency) gives no edge; with several modules (a workspace),
+the longest module path that prefixes the import wins.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from .lexer import STRING, mask
+from .sources import Source, Tree
+
+__all__ = ["edges", "import_paths", "module_path"]
+
+_BLOCK = re.compile(r"\bimport\s*\(([^)]*)\)")
+_SINGLE = re.compile(rf"\bimport\s+(?:[\w.]+\s+)?{STRING}")
+_IN_BLOCK = re.compile(STRING)
+_MODULE = re.compile(r'^\s*module\s+"?([^\s"]+)"?', re.MULTILINE)
+
+
+def import_paths(text: str) -> list[str]:
+    """The import paths of one Go file."""
+    if "import" not in text:
+        return []
+    masked = mask(text, "go")
+    found: list[tuple[int, str | None]] = []
+    for block in _BLOCK.finditer(masked.code):
+        found += [
+            (block.start() + m.start(), masked.string(m.group(1)))
+            for m in _IN_BLOCK.finditer(block.group(1))
+        ]
+    found += [(m.start(), masked.string(m.group(1))) for m in _SINGLE.finditer(masked.code)]
+    return [path for _, path in sorted(found) if path]
+
+
+def module_path(go_mod: str) -> str | None:
+    """The ``module`` directive of a go.mod file."""
+    code = mask(go_mod, "go").code
+    m = _MODULE.search(code)
+    return m.group(1) if m else None
+
+
+def _modules(tree: Tree) -> list[tuple[str, str]]:
+    """(module path, its directory), longest module path first."""
+    found = []
+    for path in tree.paths:
+        if posixpath.basename(path) != "go.mod" or (text := tree.read(path)) is None:
+            continue
+        if (module := module_path(text)) is not None:
+            found.append((module, posixpath.dirname(path)))
+    return sorted(found, key=lambda pair: len(pair[0]), reverse=True)
+
+
+def _package_files(tree: Tree, directory: str) -> list[str]:
+    if "testdata" in directory.split("/"):
+        return []
+    return [p for p in tree.files_in(directory) if p.endswith(".go") and not p.endswith("_test.go")]
+
+
+def edges(tree: Tree, sources: list[Source]) -> tuple[list[tuple[str, str]], int]:
+    """(src, dst) pairs for the Go sources; nothing fails to parse."""
+    modules = _modules(tree)
+    if not modules:
+        return [], 0
+    out = []
+    for source in sources:
+        for path in dict.fromkeys(import_paths(source.text)):
+            for module, directory in modules:
+                if path == module or path.startswith(module + "/"):
+                    package = posixpath.join(directory, path[len(module) + 1 :])
+                    package = posixpath.normpath(package) if package else ""
+                    files = _package_files(tree, "" if package == "." else package)
+                    out += [(source.path, dst) for dst in files if dst != source.path]
+                    break
+    return out, 0

@@ -1,0 +1,180 @@
+"""Rust: ``mod x;`` declarations and ``use crate::``/``self::``/``super::`` paths, best effort.
+
+``mod x;`` loads ``x.rs`` or ``x/mod.rs`` beside a crate root or ``mod.rs`` (``lib.rs``,
+``main.rs``, ``build.rs``, a file directly in ``src/bin``, ``examples``, ``tests`` or
+``benches``), and under ``<stem>/`` for any other file. A declaration inside braces (an inline
+module) or under a ``#[path]`` attribute is passed over: its file cannot be told without
+following the attribute or the nesting. A ``use`` path is mapped to the deepest module file that
+exists: ``use crate::a::b::C`` gives ``src/a/b.rs`` if there is one, else ``src/a.rs``, else the
+crate root. Only files under a crate's ``src/`` (not ``src/bin``, another crate) resolve
+``crate::``; ``self::`` and ``super::`` inside braces are skipped in a file that has inline
+modules, where they would be relative to those.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+
+from .lexer import brace_depths, mask
+from .sources import Source, Tree
+
+__all__ = ["edges", "use_paths"]
+
+_MOD = re.compile(
+    r"(?:^|(?<=[;{}\]]))\s*(?P<attrs>(?:#!?\[[^\]]*\]\s*)*)"
+    r"(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(?:r#)?(?P<name>[A-Za-z_]\w*)\s*;"
+)
+_USE = re.compile(r"(?<![\w:])use\s+([^;]+);")
+_RENAME = re.compile(r"\s+as\s+[A-Za-z_]\w*")
+_INLINE_MOD = re.compile(r"(?<![\w:])mod\s+(?:r#)?\w+\s*\{")
+_OWNERS = ("mod.rs", "lib.rs", "main.rs", "build.rs")
+_ROOT_DIRS = ("src/bin", "examples", "tests", "benches")
+
+
+def use_paths(tree_text: str) -> list[list[str]]:
+    """A ``use`` tree expanded to its paths: ``a::{b, c::{d}}`` gives a::b and a::c::d."""
+    text = re.sub(r"\s+", "", _RENAME.sub("", tree_text))
+    out: list[list[str]] = []
+    _expand(text, [], out)
+    return out
+
+
+def _expand(text: str, prefix: list[str], out: list[list[str]]) -> None:
+    for item in _split_top(text):
+        head, brace, rest = item.partition("{")
+        parts = [p for p in head.split("::") if p]
+        if brace:
+            _expand(rest[:-1] if rest.endswith("}") else rest, prefix + parts, out)
+        elif parts:
+            out.append(prefix + parts)
+
+
+def _split_top(text: str) -> Iterator[str]:
+    """Split on commas not inside braces."""
+    depth, start = 0, 0
+    for i, ch in enumerate(text):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            yield text[start:i]
+            start = i + 1
+    if text[start:]:
+        yield text[start:]
+
+
+class _Crates:
+    def __init__(self, tree: Tree) -> None:
+        self.tree = tree
+        self.dirs = sorted(
+            (posixpath.dirname(p) for p in tree.paths if posixpath.basename(p) == "Cargo.toml"),
+            key=len,
+            reverse=True,
+        )
+        # Directories whose every file is a crate root of its own (a binary, an example, an
+        # integration test, a benchmark).
+        self.root_dirs = {posixpath.join(c, d) for c in self.dirs for d in _ROOT_DIRS}
+
+    def src_dir(self, path: str) -> str | None:
+        """The ``src/`` of the crate whose library or binary ``path`` belongs to."""
+        for crate in self.dirs:
+            src = posixpath.join(crate, "src")
+            if path.startswith(src + "/") and not path.startswith(src + "/bin/"):
+                return src
+            if not crate or path.startswith(crate + "/"):
+                return None
+        return None
+
+    def module_file(self, directory: str, segments: list[str]) -> str | None:
+        base = posixpath.join(directory, *segments)
+        found = [c for c in (base + ".rs", base + "/mod.rs") if c in self.tree.paths]
+        return found[0] if len(found) == 1 else None
+
+    def root_file(self, src: str) -> str | None:
+        roots = [p for p in (src + "/lib.rs", src + "/main.rs") if p in self.tree.paths]
+        return roots[0] if len(roots) == 1 else None
+
+
+def _module_dir(crates: _Crates, path: str) -> str:
+    """Where the modules ``path`` declares live."""
+    parent, name = posixpath.split(path)
+    if name in _OWNERS or parent in crates.root_dirs:
+        return parent
+    return posixpath.join(parent, name[: -len(".rs")])
+
+
+def _module_of(path: str, src: str) -> list[str]:
+    rel = path[len(src) + 1 : -len(".rs")]
+    parts = rel.split("/")
+    if parts[-1] == "mod":
+        parts = parts[:-1]
+    return [] if parts in (["lib"], ["main"]) else parts
+
+
+def _declared(crates: _Crates, source: Source, code: str) -> Iterator[str]:
+    matches = list(_MOD.finditer(code))
+    depths = brace_depths(code, [m.start("name") for m in matches])
+    directory = _module_dir(crates, source.path)
+    for m, depth in zip(matches, depths, strict=True):
+        if depth or "path" in m.group("attrs"):
+            continue
+        if (found := crates.module_file(directory, [m.group("name")])) is not None:
+            yield found
+
+
+def _used(crates: _Crates, source: Source, code: str) -> Iterator[str]:
+    src = crates.src_dir(source.path)
+    if src is None:
+        return
+    current = _module_of(source.path, src)
+    matches = list(_USE.finditer(code))
+    depths = brace_depths(code, [m.start() for m in matches])
+    nested = _INLINE_MOD.search(code) is not None
+    for m, depth in zip(matches, depths, strict=True):
+        for path in use_paths(m.group(1)):
+            head = path[0]
+            if head != "crate" and (head not in ("self", "super") or (nested and depth)):
+                continue
+            module = _absolute(path, current)
+            if module is not None:
+                yield from _deepest(crates, src, module)
+
+
+def _absolute(path: list[str], current: list[str]) -> list[str] | None:
+    if path[0] == "crate":
+        return path[1:]
+    if path[0] == "self":
+        return current + path[1:]
+    ups = 0
+    while ups < len(path) and path[ups] == "super":
+        ups += 1
+    if ups > len(current):
+        return None
+    return current[: len(current) - ups] + path[ups:]
+
+
+def _deepest(crates: _Crates, src: str, module: list[str]) -> Iterator[str]:
+    segments = [s for s in module if s not in ("self", "*")]
+    for depth in range(len(segments), 0, -1):
+        if (found := crates.module_file(src, segments[:depth])) is not None:
+            yield found
+            return
+    if (root := crates.root_file(src)) is not None:
+        yield root
+
+
+def edges(tree: Tree, sources: list[Source]) -> tuple[list[tuple[str, str]], int]:
+    """(src, dst) pairs for the Rust sources; nothing fails to parse."""
+    crates = _Crates(tree)
+    out = []
+    for source in sources:
+        if "mod" not in source.text and "use" not in source.text:
+            continue
+        code = mask(source.text, "rust").code
+        for dst in (*_declared(crates, source, code), *_used(crates, source, code)):
+            if dst != source.path:
+                out.append((source.path, dst))
+    return out, 0

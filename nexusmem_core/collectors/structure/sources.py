@@ -1,0 +1,133 @@
+"""The files the import graph is built from: what git lists, as the working tree has it.
+
+Tracked files plus untracked ones git does not ignore (an agent's new module counts before it is
+added), minus tracked files deleted from the working tree. Vendored and build output, lockfiles
+and the user's ``skipGlobs`` are left out exactly as the diff source leaves them out, and so is
+any file over ``MAX_BYTES``: a generated bundle says nothing about how the code is organised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..diffs import is_skipped_path
+from ..git import git
+
+__all__ = ["LANGUAGES", "MAX_BYTES", "Listing", "Source", "Tree", "list_tree", "read_sources"]
+
+MAX_BYTES = 512 * 1024
+
+# Extension -> the language an edge from such a file is recorded under.
+LANGUAGES = {
+    ".py": "python",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+}
+# Files whose content changes how imports resolve (module paths, crate and package roots).
+MANIFESTS = ("go.mod", "Cargo.toml", "pyproject.toml", "setup.py", "setup.cfg")
+
+
+def language_of(path: str) -> str | None:
+    return LANGUAGES.get(posixpath.splitext(path)[1])
+
+
+@dataclass
+class Tree:
+    """Every listed file present in the working tree (sources or not): an edge may only point
+    at one of these."""
+
+    root: Path
+    paths: frozenset[str]
+    _dirs: dict[str, list[str]] | None = field(default=None, repr=False)
+
+    def files_in(self, directory: str) -> list[str]:
+        """The files directly in ``directory`` ("" for the top), sorted."""
+        if self._dirs is None:
+            self._dirs = {}
+            for path in sorted(self.paths):
+                self._dirs.setdefault(posixpath.dirname(path), []).append(path)
+        return self._dirs.get(directory, [])
+
+    def read(self, path: str) -> str | None:
+        """A small file's text (a manifest), or None if it cannot be read."""
+        try:
+            data = (self.root / path).read_bytes()[:MAX_BYTES]
+        except OSError:
+            return None
+        return data.decode("utf-8", "replace")
+
+
+@dataclass
+class Source:
+    path: str
+    lang: str
+    text: str
+
+
+@dataclass
+class Listing:
+    """What a build reads, and a digest that changes whenever its result could."""
+
+    tree: Tree
+    candidates: list[str]  # source files within the size cap
+    too_large: int
+    digest: str
+
+
+async def list_tree(root: Path, skip_globs: tuple[str, ...] = ()) -> Listing:
+    """List the repository's files and stat the sources; read no content yet."""
+    listed = await git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    deleted = await git(root, "ls-files", "-z", "--deleted")
+    gone = set(deleted.split("\x00"))
+    paths = sorted(
+        {
+            p
+            for p in listed.split("\x00")
+            if p and p not in gone and not is_skipped_path(p, skip_globs)
+        }
+    )
+    h = hashlib.sha256("\x00".join(paths).encode("utf-8", "surrogateescape"))
+    candidates, too_large = [], 0
+    for path in paths:
+        name = posixpath.basename(path)
+        if language_of(path) is None and name not in MANIFESTS:
+            continue
+        try:
+            st = os.stat(root / path)
+        except OSError:
+            continue
+        h.update(f"\x00{path}\x00{st.st_size}\x00{st.st_mtime_ns}".encode("utf-8", "replace"))
+        if language_of(path) is None:
+            continue
+        if st.st_size > MAX_BYTES:
+            too_large += 1
+        else:
+            candidates.append(path)
+    return Listing(Tree(root, frozenset(paths)), candidates, too_large, h.hexdigest())
+
+
+def read_sources(listing: Listing) -> list[Source]:
+    """The candidates' text (undecodable bytes replaced); a file that vanished is passed over."""
+    out = []
+    for path in listing.candidates:
+        lang = language_of(path)
+        try:
+            data = (listing.tree.root / path).read_bytes()
+        except OSError:
+            continue
+        if lang is not None and len(data) <= MAX_BYTES:
+            out.append(Source(path, lang, data.decode("utf-8", "replace")))
+    return out

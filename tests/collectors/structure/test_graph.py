@@ -1,0 +1,237 @@
+"""The import graph per language: small trees in real git repositories, every edge exact.
+
+Each tree also holds what must not become an edge: a package from outside the repository, an
+import that is commented out, and a string that reads like an import, each naming a file that
+does exist, so only the extractor's judgement keeps the edge out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from nexusmem_core.collectors.structure import build_graph, list_tree
+from nexusmem_core.collectors.structure.sources import MAX_BYTES
+
+from ...conftest import Repo
+
+
+async def edges_of(repo: Repo) -> set[tuple[str, str, str]]:
+    graph = build_graph(await list_tree(repo.path))
+    return {(e.src, e.dst, e.lang) for e in graph.edges}
+
+
+def tree(make_repo: Callable[[str], Repo], files: dict[str, str]) -> Repo:
+    repo = make_repo("tree")
+    repo.commit("the tree", files)
+    return repo
+
+
+PYTHON = {
+    "pkg/__init__.py": "",
+    "pkg/a.py": (
+        "import os\n"
+        "import requests\n"
+        "from . import b\n"
+        "from .sub import c\n"
+        "from pkg.util import helper\n"
+        "# from . import d\n"
+        'TEXT = """\nfrom . import d\n"""\n'
+        "def later():\n"
+        "    from ..top import thing\n"
+    ),
+    "pkg/b.py": "",
+    "pkg/d.py": "",
+    "pkg/util.py": "def helper():\n    pass\n",
+    "pkg/sub/__init__.py": "",
+    "pkg/sub/c.py": "from ..b import value\n",
+    "top.py": "import json\n",
+    "json.py": "",  # shadows nothing: `import json` is the standard library's
+    "src/lib2/__init__.py": "",
+    "src/lib2/core.py": "from lib2 import extra\nimport lib2.missing\n",
+    "src/lib2/extra.py": "",
+    "scripts/run.py": "import helpers\nimport lib2.core\n",
+    "scripts/helpers.py": "",
+    "broken.py": "from pkg import b\ndef (:\n",
+}
+
+
+async def test_python_imports_resolve_against_packages_src_layout_and_scripts(make_repo):
+    repo = tree(make_repo, PYTHON)
+    assert await edges_of(repo) == {
+        ("pkg/a.py", "pkg/b.py", "python"),
+        ("pkg/a.py", "pkg/sub/c.py", "python"),
+        ("pkg/a.py", "pkg/util.py", "python"),
+        ("pkg/a.py", "top.py", "python"),
+        ("pkg/sub/c.py", "pkg/b.py", "python"),
+        ("src/lib2/core.py", "src/lib2/extra.py", "python"),
+        ("scripts/run.py", "scripts/helpers.py", "python"),
+        ("scripts/run.py", "src/lib2/core.py", "python"),
+    }
+    graph = build_graph(await list_tree(repo.path))
+    assert graph.unparsed == 1  # broken.py: passed over and counted, not fatal
+
+
+JAVASCRIPT = {
+    "web/src/index.ts": (
+        'import { a } from "./a";\n'
+        "import b from './b.js';\n"
+        'export * from "./lib";\n'
+        'import React from "react";\n'
+        '// import { gone } from "./gone";\n'
+        '/* import "./gone" */\n'
+        "const s = \"import x from './fake'\";\n"
+        "const t = `require('./fake')`;\n"
+        'const re = /[\'"]/; import c from "./c";\n'
+        'const lazy = await import("./lazy");\n'
+        'const name = "./fake"; import(name);\n'
+        'import "./styles.css";\n'
+    ),
+    "web/src/a.ts": "export const a = 1;\n",
+    "web/src/b.ts": "export default 2;\n",
+    "web/src/c.tsx": "export default 3;\n",
+    "web/src/lib/index.ts": "",
+    "web/src/lazy.tsx": "",
+    "web/src/gone.ts": "",
+    "web/src/fake.ts": "",
+    "web/src/styles.css": "",
+    "web/src/util.js": (
+        'const x = require("../shared/x.cjs");\nconst y = require("./missing");\n'
+        'const z = obj.require("./a");\n'
+    ),
+    "web/shared/x.cjs": "",
+    "web/node_modules/dep/index.js": 'require("../../src/a")\n',
+}
+
+
+async def test_javascript_relative_specifiers_resolve_with_extensions_and_index(make_repo):
+    repo = tree(make_repo, JAVASCRIPT)
+    assert await edges_of(repo) == {
+        ("web/src/index.ts", "web/src/a.ts", "typescript"),
+        ("web/src/index.ts", "web/src/b.ts", "typescript"),  # './b.js' compiles from b.ts
+        ("web/src/index.ts", "web/src/lib/index.ts", "typescript"),
+        ("web/src/index.ts", "web/src/c.tsx", "typescript"),
+        ("web/src/index.ts", "web/src/lazy.tsx", "typescript"),
+        ("web/src/index.ts", "web/src/styles.css", "typescript"),
+        ("web/src/util.js", "web/shared/x.cjs", "javascript"),
+    }  # node_modules is vendored: neither read nor pointed at
+
+
+GO = {
+    "go.mod": "// the shop\nmodule example.com/shop\n\ngo 1.22\n",
+    "cmd/server/main.go": (
+        "package main\n\n"
+        "import (\n"
+        '\t"fmt"\n'
+        '\t"example.com/shop/internal/store"\n'
+        '\tdb "example.com/shop/internal/db"\n'
+        '\t// "example.com/shop/internal/old"\n'
+        '\t"github.com/lib/pq"\n'
+        ")\n\n"
+        'var s = `import "example.com/shop/internal/fake"`\n'
+    ),
+    "internal/store/store.go": 'package store\n\nimport "example.com/shop/internal/db"\n',
+    "internal/store/cache.go": "package store\n",
+    "internal/store/store_test.go": "package store\n",
+    "internal/db/db.go": "package db\n",
+    "internal/old/old.go": "package old\n",
+    "internal/fake/fake.go": "package fake\n",
+}
+
+
+async def test_go_imports_point_at_every_non_test_file_of_the_package(make_repo):
+    repo = tree(make_repo, GO)
+    assert await edges_of(repo) == {
+        ("cmd/server/main.go", "internal/store/cache.go", "go"),
+        ("cmd/server/main.go", "internal/store/store.go", "go"),
+        ("cmd/server/main.go", "internal/db/db.go", "go"),
+        ("internal/store/store.go", "internal/db/db.go", "go"),
+    }
+
+
+RUST = {
+    "Cargo.toml": '[package]\nname = "shop"\n',
+    "src/main.rs": (
+        "mod config;\n"
+        "mod net;\n"
+        "// mod ghost;\n"
+        "/* outer /* nested */ mod ghost; */\n"
+        "#[cfg(test)]\n"
+        "mod tests;\n"
+        "use crate::config::Settings;\n"
+        "use serde::Deserialize;\n"
+        'const S: &str = "mod fake;";\n'
+        "fn pick<'a>(x: &'a str) -> &'a str { x }\n"
+    ),
+    "src/config.rs": "pub struct Settings;\n",
+    "src/net/mod.rs": "pub mod client;\nuse super::config;\n",
+    "src/net/client.rs": (
+        "use super::super::config::Settings;\nmod inline {\n    mod hidden;\n}\n"
+    ),
+    "src/net/client/hidden.rs": "",
+    "src/ghost.rs": "",
+    "src/fake.rs": "",
+    "src/tests.rs": "use crate::{config, net::client};\n",
+}
+
+
+async def test_rust_mod_declarations_and_crate_paths_resolve_to_module_files(make_repo):
+    repo = tree(make_repo, RUST)
+    assert await edges_of(repo) == {
+        ("src/main.rs", "src/config.rs", "rust"),
+        ("src/main.rs", "src/net/mod.rs", "rust"),
+        ("src/main.rs", "src/tests.rs", "rust"),
+        ("src/net/mod.rs", "src/net/client.rs", "rust"),
+        ("src/net/mod.rs", "src/config.rs", "rust"),
+        ("src/net/client.rs", "src/config.rs", "rust"),
+        ("src/tests.rs", "src/config.rs", "rust"),
+        ("src/tests.rs", "src/net/client.rs", "rust"),
+    }  # `mod hidden;` sits in an inline module: its file cannot be told, so no edge
+
+
+JAVA = {
+    "src/main/java/com/acme/App.java": (
+        "package com.acme;\n\n"
+        "import com.acme.util.Strings;\n"
+        "import com.acme.model.Order.Line;\n"
+        "import static com.acme.util.Strings.trim;\n"
+        "import java.util.List;\n"
+        "import com.acme.model.*;\n"
+        "// import com.acme.legacy.Old;\n"
+        "class App {\n"
+        '    String s = "import com.acme.legacy.Old;";\n'
+        '    String t = """\nimport com.acme.legacy.Old;\n""";\n'
+        "}\n"
+    ),
+    "src/main/java/com/acme/util/Strings.java": "package com.acme.util;\nclass Strings {}\n",
+    "src/main/java/com/acme/model/Order.java": "package com.acme.model;\nclass Order {}\n",
+    "src/main/java/com/acme/legacy/Old.java": "package com.acme.legacy;\nclass Old {}\n",
+    "src/test/java/com/acme/AppTest.java": "package com.acme;\nimport com.acme.util.Strings;\n",
+}
+
+
+async def test_java_imports_resolve_under_the_source_roots_the_packages_declare(make_repo):
+    repo = tree(make_repo, JAVA)
+    main = "src/main/java/com/acme"
+    assert await edges_of(repo) == {
+        (f"{main}/App.java", f"{main}/util/Strings.java", "java"),
+        (f"{main}/App.java", f"{main}/model/Order.java", "java"),  # Order.Line is nested
+        ("src/test/java/com/acme/AppTest.java", f"{main}/util/Strings.java", "java"),
+    }
+
+
+async def test_the_working_tree_decides_what_is_read_and_pointed_at(make_repo):
+    repo = tree(
+        make_repo,
+        {"app/main.py": "from app import gone, kept\n", "app/gone.py": "", "app/kept.py": ""},
+    )
+    (repo.path / "app/gone.py").unlink()  # deleted, not yet committed
+    repo.write("app/new.py", "from app import kept\n")  # untracked, not ignored
+    repo.write("app/big.py", "from app import kept\n" + "#" * MAX_BYTES)
+    repo.write(".gitignore", "ignored/\n")
+    repo.write("ignored/x.py", "from app import kept\n")
+    graph = build_graph(await list_tree(repo.path))
+    assert {(e.src, e.dst) for e in graph.edges} == {
+        ("app/main.py", "app/kept.py"),
+        ("app/new.py", "app/kept.py"),
+    }
+    assert graph.too_large == 1
