@@ -3,8 +3,8 @@
 The model reads the session's highest-signal exchanges that fit ``prompt_chars``, in the order
 they happened; the opening question goes in first, as it says what the session was for. One
 long answer is cut to a quarter of the budget so it cannot crowd out the rest. The turns were
-redacted when they were stored; the prompt is redacted again anyway (a turn stored before a
-rule existed), ~1.5 ms for 12,000 characters.
+redacted when they were stored; each piece and the prompt are redacted again anyway (a turn
+stored before a rule existed), ~1.5 ms for 12,000 characters.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ __all__ = ["SYSTEM", "TITLE_MAX", "Prompt", "Turn", "build_prompt", "opening_lin
 
 TITLE_MAX = 90  # characters: a title, not a paragraph
 CUT = " [...]"
+_SECRET_MARGIN = 4096
 SYSTEM = (
     "You summarise one working session between a developer and a coding assistant, for the "
     "project's memory. Write plain text, no markdown.\n"
@@ -96,7 +97,11 @@ def _stamp(ts: int | None) -> str:
 
 
 def _cut(text: str, chars: int) -> str:
-    text = text.strip()
+    """``text`` in at most ``chars`` characters, redacted first: a cut through a secret (in a
+    turn stored before its rule existed) could leave a piece no pattern recognises. Only a
+    margin past the cut is redacted, which holds any secret the table knows (a PEM key
+    included), so a long answer costs no more than a short one."""
+    text = redact_tally(text[: chars + _SECRET_MARGIN])[0].strip()
     return text if len(text) <= chars else text[: max(0, chars - len(CUT))].rstrip() + CUT
 
 

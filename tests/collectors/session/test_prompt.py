@@ -44,3 +44,12 @@ def test_the_fallback_title_is_the_first_line_of_the_opening_question():
     assert len(title) <= 90 and title.endswith("…") and "second" not in title
     secret = "export GITHUB_TOKEN=ghp_" + "A" * 36
     assert "ghp_" not in opening_line([turn(0, 0.1, question=secret)])
+
+
+def test_a_cut_never_leaves_half_a_secret_behind():
+    token = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+    # Stored before a rule existed, the token would be cut in two where the answer is cut.
+    for offset in range(301, 312, 3):  # the answer is cut near its 320th character
+        answer = "x" * offset + f" token {token} end"
+        prompt = build_prompt([turn(0, 0.5, answer)], prompt_chars=1600)
+        assert token[:12] not in prompt.user and "token [REDACTED]" in prompt.user
