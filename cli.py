@@ -158,6 +158,7 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
         )
     if report.session_note.startswith("skipped") and not args.quiet:
         print(f"session summaries: {report.session_note}", file=sys.stderr)
+    _github_lines(report, args)
     if report.vectors.startswith("skipped") and not args.quiet:
         # One line on why vectors were skipped or rebuilt; sync itself succeeded.
         print(f"vectors: {report.vectors}", file=sys.stderr)
@@ -169,6 +170,18 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
 def _turns(report: Any, ran: bool) -> str:
     """The sync line's count of conversation turns, when that opt-in source ran."""
     return f", {report.conversation} conversation turn(s)" if ran else ""
+
+
+def _github_lines(report: Any, args: argparse.Namespace) -> None:
+    """When the GitHub source ran: the threads it wrote, and on stderr why it stopped early or
+    did not run (gh missing, not logged in, offline, rate-limited, no github.com remote)."""
+    note = report.github_note
+    if note == "off" or args.quiet:
+        return
+    if not args.json and note.startswith(("ok", "skipped")):
+        print(f"github: {report.github} issue and pull-request thread(s) written")
+    if note != "ok":
+        print(f"github: {note}", file=sys.stderr)
 
 
 async def _prune_source(settings: Settings, args: argparse.Namespace) -> int:
@@ -458,6 +471,32 @@ async def cmd_scan_conversation(settings: Settings, args: argparse.Namespace) ->
         "unknown line(s) passed over (dry run: nothing was written)",
         file=sys.stderr,
     )
+    return 0
+
+
+async def cmd_scan_github(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_core import handlers
+    from nexusmem_core.engine import read_project
+
+    # A dry run works before init and creates nothing.
+    repo, config = await read_project(Path(args.C))
+    found = await handlers.scan_github(repo, config, args.limit)
+    note = found["github"]
+    if not note.startswith("ok") and not found["threads"]:
+        print(f"error: {note.split(': ', 1)[-1]}", file=sys.stderr)
+        return 1
+    if args.json:
+        _print_json(found)
+    else:
+        for row in found["threads"]:
+            print(f"{row['signal']:.2f}  {row['date']}  {row['ref']:<8} {row['title']}")
+        print(
+            f"{len(found['threads'])} thread node(s) would be written; {found['redacted']} "
+            "secret(s) redacted (dry run: nothing was written)",
+            file=sys.stderr,
+        )
+    if note != "ok":
+        print(f"github: {note}", file=sys.stderr)
     return 0
 
 
@@ -887,6 +926,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--limit", type=int, metavar="N", help="show at most N nodes")
     p.set_defaults(func=cmd_scan_conversation)
+
+    p = sub.add_parser(
+        "scan-github",
+        parents=[repo, as_json],
+        help="dry run: the issue and pull-request threads a first sync would write, through gh",
+        description="Read this repository's GitHub issues and pull requests through the gh CLI "
+        "as a first sync with --github would (oldest change first, up to "
+        "sources.github.maxThreads) and show the nodes it would write. Nothing is written; "
+        "when gh cannot answer, says why.",
+    )
+    p.add_argument("--limit", type=int, metavar="N", help="read at most N threads")
+    p.set_defaults(func=cmd_scan_github)
     return parser
 
 

@@ -65,6 +65,7 @@ __all__ = [
     "review",
     "scan",
     "scan_conversation",
+    "scan_github",
     "scan_session",
     "scrub_secrets",
     "search",
@@ -653,6 +654,18 @@ async def scan_session(
     if limit is not None and limit < 1:
         raise UsageError("scan-session --limit: give a number of sessions, 1 or more")
     return await scan_sessions(engine, limit=limit, call_model=call_model)
+
+
+async def scan_github(
+    repo: RepoInfo, cfg: ProjectConfig, limit: int | None = None
+) -> dict[str, Any]:
+    """What a first sync with the GitHub source on would write, without writing: the threads,
+    the secrets replaced in them, and ``github``: "ok" or why gh gave nothing."""
+    from .collectors.github.step import preview_github
+
+    if limit is not None and limit < 1:
+        raise UsageError("scan-github --limit: give a number of threads, 1 or more")
+    return (await preview_github(repo, cfg, limit)).to_dict()
 
 
 # ---------------------------------------------------------------------- forget and prune-source

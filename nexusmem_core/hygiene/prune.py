@@ -35,11 +35,18 @@ KNOWN_SOURCES = (
     "conversation:claude",
     "conversation:codex",
     "session",
+    "github",
 )
 # What each source has read up to: the git walk (commits and diffs share it), the hook logs'
 # offsets. Doc files are remembered by content hash in their own table; scraped history is
 # read whole each time and has no cursor.
-_CURSORS = {"git": "git", "diff": "git", "shell:hook": "shell:hook", "agent:claude": "agent:claude"}
+_CURSORS = {
+    "git": "git",
+    "diff": "git",
+    "shell:hook": "shell:hook",
+    "agent:claude": "agent:claude",
+    "github": "github:since",  # issues and pull requests: read again from the oldest change
+}
 _CONFIG = ".nexusmem/config.json"
 
 
@@ -67,6 +74,8 @@ def keep_out(source: str) -> str:
         )
     if source == "session":
         return f"set sources.session.enabled to false in {_CONFIG}"
+    if source == "github":
+        return f"set sources.github.enabled to false in {_CONFIG}, and sync without --github"
     return f"turn it off in {_CONFIG}"
 
 
