@@ -42,6 +42,9 @@ __all__ = [
 # after it is glued back to the previous record (see ``_records``).
 MARK = b"\x1e\x1dNXM\x1d\x1e"
 LOG_FORMAT = "%x1e%x1dNXM%x1d%x1e%H%x00%P%x00%ct%x00%an%x00%B%x00"
+# git prints a commit's time as whatever digits its object holds: from 2**63 SQLite cannot store
+# it, and by 2**62 ``time.gmtime`` cannot date it. 2**33 is the year 2242.
+_MAX_TS = 2**33
 _SHA = re.compile(rb"^[0-9a-f]{40}(?:[0-9a-f]{24})?\x00")
 _GIT_ENV = {"LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 
@@ -233,6 +236,8 @@ def parse_header(record: bytes) -> tuple[Commit, bytes] | None:
         when = int(ts)
     except ValueError:
         return None
+    if not 0 <= when < _MAX_TS:
+        return None  # a hand-made commit object can carry any digits; nothing can show them
     commit = Commit(sha, parents.split(), when, author, message.rstrip("\n"))
     return commit, parts[5] if len(parts) > 5 else b""
 

@@ -1,0 +1,81 @@
+"""What the fuzz tests share: a time bound that interrupts a hang, and input shapes.
+
+Random text reaches only a parser's first branch; these strategies build inputs out of the
+fragments a format is made of (markers, quotes, brackets, field names), repeated and mutated,
+which is also what makes a regular expression backtrack.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+__all__ = ["SLOW", "Target", "TookTooLong", "junk_bytes", "mutated", "repeated", "within"]
+
+# The time one input may take. Linear work over the largest inputs generated here (~100 KB)
+# takes milliseconds; a quadratic regular expression over them takes seconds.
+SLOW = 1.0
+
+
+class TookTooLong(AssertionError):
+    """One input took longer than its bound: a hang, for a parser on the sync path."""
+
+
+@contextmanager
+def within(seconds: float = SLOW) -> Iterator[None]:
+    """Fail the block when it runs longer than ``seconds``, interrupting it (Python's ``re``
+    checks for signals while it matches, so a backtracking pattern is stopped too)."""
+
+    def expire(_signum: int, _frame: Any) -> None:
+        raise TookTooLong(f"one input took longer than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One parser as the bench drives it: inputs, and the check each input must pass."""
+
+    strategy: st.SearchStrategy[Any]
+    check: Callable[[Any], None]
+
+
+def repeated(fragments: Sequence[str], max_repeat: int = 4000) -> st.SearchStrategy[str]:
+    """A few fragments, one of them repeated up to ``max_repeat`` times: the shape that makes a
+    pattern try every split of a long run."""
+    piece = st.lists(st.sampled_from(fragments), min_size=1, max_size=4).map("".join)
+    return st.builds(
+        lambda head, body, times, tail: head + body * times + tail,
+        st.text(max_size=8),
+        piece,
+        st.integers(min_value=1, max_value=max_repeat),
+        st.one_of(st.sampled_from(fragments), st.text(max_size=8)),
+    )
+
+
+def mutated(fragments: Sequence[str]) -> st.SearchStrategy[str]:
+    """Fragments of a format in a random order, with random text between some of them."""
+    return st.lists(st.one_of(st.sampled_from(fragments), st.text(max_size=6)), max_size=40).map(
+        "".join
+    )
+
+
+def junk_bytes(text: st.SearchStrategy[str]) -> st.SearchStrategy[bytes]:
+    """``text`` encoded, with a few bytes that are not UTF-8 spliced in somewhere."""
+
+    def splice(value: str, raw: bytes, at: int) -> bytes:
+        data = value.encode("utf-8", "surrogatepass")
+        return data[:at] + raw + data[at:]
+
+    return st.builds(splice, text, st.binary(max_size=4), st.integers(min_value=0, max_value=64))
