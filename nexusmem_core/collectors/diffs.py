@@ -103,8 +103,9 @@ def _unquote(text: str) -> str:
         ch = raw[i]
         if ch == "\\" and i + 1 < len(raw):
             nxt = raw[i + 1]
-            if nxt in "01234567" and i + 3 < len(raw) + 1:
-                out.append(int(raw[i + 1 : i + 4], 8) & 0xFF)
+            octal = raw[i + 1 : i + 4]  # git writes a byte as exactly three octal digits
+            if len(octal) == 3 and all(c in "01234567" for c in octal):
+                out.append(int(octal, 8) & 0xFF)
                 i += 4
                 continue
             out += _ESCAPES.get(nxt, nxt).encode()
