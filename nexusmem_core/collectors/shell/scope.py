@@ -33,5 +33,8 @@ def inside(cwd: object, roots: list[str]) -> bool:
     """True when ``cwd`` (as a shell reported it) lies in one of ``roots``."""
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
         return False
-    path = _resolved(cwd)
+    try:
+        path = _resolved(cwd)
+    except ValueError:  # a NUL byte or a lone surrogate: no directory has such a name
+        return False
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
