@@ -166,6 +166,10 @@ def read_new(
 
 
 _REQUIRED = {"id": str, "cmd": str, "shell": str}
+# Text sync copies into a node (the agent log's fields too): anything but a string, or a string
+# SQLite cannot encode (a lone surrogate, which JSON's \ud800 allows), would fail the sync at
+# this line every time.
+_TEXTS = ("id", "cmd", "shell", "cwd", "session", "cmd_hash", "outcome", "error", "tool_use_id")
 # Numbers a record may carry, and their sane range: a NaN or a 1e300 would otherwise reach
 # int() or SQLite during sync and fail it, every time, at the same line.
 _NUMBERS = {
@@ -179,13 +183,22 @@ _NUMBERS = {
 def _parse(line: bytes) -> dict[str, Any] | None:
     try:
         record = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # RecursionError: nested a thousand deep
         return None
     if not isinstance(record, dict):
         return None
     for name, kind in _REQUIRED.items():
         if not isinstance(record.get(name), kind) or not record[name]:
             return None
+    for name in _TEXTS:
+        value = record.get(name)
+        if value is not None and not (isinstance(value, str) and _encodable(value)):
+            return None
+    edited = record.get("edited")
+    if edited is not None and not (
+        isinstance(edited, list) and all(isinstance(p, str) and _encodable(p) for p in edited)
+    ):
+        return None
     for name, (low, high) in _NUMBERS.items():
         value = record.get(name)
         if value is None:
@@ -195,3 +208,13 @@ def _parse(line: bytes) -> dict[str, Any] | None:
         if not low <= value < high:  # also false for NaN
             return None
     return record
+
+
+def _encodable(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
