@@ -61,7 +61,7 @@ def scrub_line(line: bytes, tally: Counter[str]) -> bytes:
     body = line[: len(line) - len(end)]
     try:
         record = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested a thousand deep
         record = None
     if not isinstance(record, dict):
         text, found = redact_tally(body.decode("utf-8", "surrogateescape"))

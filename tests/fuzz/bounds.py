@@ -1,4 +1,5 @@
-"""What the fuzz tests share: a time bound that interrupts a hang, and input shapes.
+"""What the fuzz tests share: a time bound that interrupts a hang, input shapes, and a real
+database for the parsers whose output must be storable.
 
 Random text reaches only a parser's first branch; these strategies build inputs out of the
 fragments a format is made of (markers, quotes, brackets, field names), repeated and mutated,
@@ -11,11 +12,28 @@ import signal
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import strategies as st
 
-__all__ = ["SLOW", "Target", "TookTooLong", "junk_bytes", "mutated", "repeated", "within"]
+from nexusmem_core.models import Node
+from nexusmem_core.store.db import Database, open_database
+from nexusmem_core.store.nodes import upsert_nodes, upsert_project
+
+__all__ = [
+    "PROJECT",
+    "SLOW",
+    "Store",
+    "Target",
+    "TookTooLong",
+    "junk_bytes",
+    "mutated",
+    "open_store",
+    "repeated",
+    "within",
+]
 
 # The time one input may take. Linear work over the largest inputs generated here (~100 KB)
 # takes milliseconds; a quadratic regular expression over them takes seconds.
@@ -43,12 +61,45 @@ def within(seconds: float = SLOW) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+PROJECT = "p"  # the project every node written by a fuzz test belongs to
+
+
+@dataclass
+class Store:
+    """A memory database open in a portal's event loop, called from synchronous code: opening
+    one per example would cost more than the parsing."""
+
+    portal: BlockingPortal
+    db: Database
+    path: Path
+
+    def write(self, nodes: Sequence[Node]) -> int:
+        return self.portal.call(upsert_nodes, self.db, nodes)
+
+    def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.portal.call(self.db.fetchall, sql, params)
+
+
+@contextmanager
+def open_store(directory: Path) -> Iterator[Store]:
+    """A fresh database in ``directory``, built by the real migrations."""
+    path = directory / "memory.db"
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(open_database(path, vectors=False)) as db,
+    ):
+        portal.call(upsert_project, db, PROJECT, PROJECT, str(directory), None)
+        yield Store(portal, db, path)
+
+
 @dataclass(frozen=True)
 class Target:
-    """One parser as the bench drives it: inputs, and the check each input must pass."""
+    """One parser as the bench drives it: inputs, and the check each input must pass (given
+    a :class:`Store` too when ``store`` is set)."""
 
     strategy: st.SearchStrategy[Any]
-    check: Callable[[Any], None]
+    check: Callable[..., None]
+    store: bool = False
 
 
 def repeated(fragments: Sequence[str], max_repeat: int = 4000) -> st.SearchStrategy[str]:
