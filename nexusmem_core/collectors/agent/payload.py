@@ -75,14 +75,14 @@ def parse(data: bytes) -> AgentEvent | Dropped | None:
         return Dropped("oversize")
     try:
         payload = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # RecursionError: nested a thousand deep
         return Dropped("malformed")
     if not isinstance(payload, dict):
         return Dropped("malformed")
     event = payload.get("hook_event_name")
     session = payload.get("session_id")
     cwd = payload.get("cwd")
-    if not isinstance(event, str) or not isinstance(cwd, str) or not cwd:
+    if not isinstance(event, str) or not isinstance(cwd, str) or not cwd or "\x00" in cwd:
         return Dropped("malformed")
     if event not in EVENTS:
         return None
