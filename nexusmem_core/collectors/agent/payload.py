@@ -86,7 +86,7 @@ def parse(data: bytes) -> AgentEvent | Dropped | None:
         return Dropped("malformed")
     if event not in EVENTS:
         return None
-    out = AgentEvent(event, session if isinstance(session, str) else "", cwd)
+    out = AgentEvent(event, _clean(session) if isinstance(session, str) else "", _clean(cwd))
     if event == "SessionStart":
         source = payload.get("source")
         out.source = source if isinstance(source, str) else None
@@ -101,14 +101,14 @@ def _tool_event(out: AgentEvent, payload: dict[str, Any]) -> AgentEvent | Droppe
         return Dropped("malformed")
     out.tool = tool
     use_id = payload.get("tool_use_id")
-    out.tool_use_id = use_id if isinstance(use_id, str) and use_id else None
+    out.tool_use_id = _clean(use_id) if isinstance(use_id, str) and use_id else None
     if tool == "Bash":
         command = tool_input.get("command")
         if not isinstance(command, str):
             return Dropped("malformed")
         if not command.strip():
             return None
-        out.command = command
+        out.command = _clean(command)
         if out.event == "PostToolUse":
             _success(out, tool_input, payload.get("tool_response"))
         elif out.event == "PostToolUseFailure":
@@ -120,7 +120,7 @@ def _tool_event(out: AgentEvent, payload: dict[str, Any]) -> AgentEvent | Droppe
     path = tool_input.get(key)
     if not isinstance(path, str) or not path:
         return Dropped("malformed")
-    out.paths = [path]
+    out.paths = [_clean(path)]
     out.outcome = "ok"
     return out
 
@@ -147,7 +147,7 @@ def _success(out: AgentEvent, tool_input: dict[str, Any], response: Any) -> None
 
 def _failure(out: AgentEvent, payload: dict[str, Any]) -> None:
     found = payload.get("error", payload.get("error_message"))
-    error = found if isinstance(found, str) else ""
+    error = _clean(found) if isinstance(found, str) else ""
     out.error = error.strip()[: MAX_ERROR * 4] or None
     if payload.get("is_interrupt") is True:
         out.outcome = "interrupted"
@@ -159,6 +159,14 @@ def _failure(out: AgentEvent, payload: dict[str, Any]) -> None:
         out.outcome = "denied"  # never ran: the user or a hook said no
     else:
         out.outcome = "failed"  # ran and failed, code unknown (a timeout, a crash)
+
+
+def _clean(text: str) -> str:
+    """``text`` as UTF-8 can hold it. JSON may carry a lone surrogate (Claude Code's strings
+    are UTF-16: one cut inside an emoji), which no log line or database can store."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 _CD = re.compile(r"""^\s*cd\s+(?:"([^"]+)"|'([^']+)'|([^\s;&|]+))\s*(?:&&|;)\s*""")
