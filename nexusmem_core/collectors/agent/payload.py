@@ -185,23 +185,28 @@ def normalize(command: str, cwd: str) -> Normalized:
     """The command as the same intent is always written: a leading ``cd`` into the directory
     it already runs in, a trailing ``; echo $?`` and a trailing ``2>&1`` are wrappers an
     agent adds, not part of what it runs."""
-    import os
-
     text, hid = command.strip(), False
     for _ in range(3):  # wrappers can nest: `cd x && make 2>&1; echo $?`
         before = text
         match = _CD.match(text)
-        if match:
-            target = next(group for group in match.groups() if group)
-            target = os.path.expanduser(target)
-            if os.path.normpath(os.path.join(cwd, target)) == os.path.normpath(cwd):
-                text = text[match.end() :]
+        if match and _same_dir(next(group for group in match.groups() if group), cwd):
+            text = text[match.end() :]
         stripped = _ECHO_STATUS.sub("", text)
         hid, text = hid or stripped != text, stripped
         text = _TRAILING_REDIRECT.sub("", text).strip()
         if text == before:
             break
     return Normalized(text, hid) if text else Normalized(command.strip(), False)
+
+
+def _same_dir(target: str, cwd: str) -> bool:
+    import os
+
+    try:
+        target = os.path.expanduser(target)  # `~user` looks the user up: NUL raises there
+    except ValueError:
+        return False
+    return os.path.normpath(os.path.join(cwd, target)) == os.path.normpath(cwd)
 
 
 def normalize_command(command: str, cwd: str) -> str:
