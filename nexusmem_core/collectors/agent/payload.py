@@ -170,10 +170,13 @@ def _clean(text: str) -> str:
 
 
 _CD = re.compile(r"""^\s*cd\s+(?:"([^"]+)"|'([^']+)'|([^\s;&|]+))\s*(?:&&|;)\s*""")
+# Both start at a literal, not at whitespace: a pattern led by `\s*` is tried from every
+# position of a run of spaces, each try scanning the rest of it (20k spaces took 14 s). The
+# whitespace before the match is stripped in code.
 _ECHO_STATUS = re.compile(
-    r"""\s*(?:;|&&|\|\|)\s*echo\s+(?:"[^"]*\$\?[^"]*"|'[^']*'|[^;&|]*\$\?[^;&|]*)\s*$"""
+    r"""(?:;|&&|\|\|)\s*echo\s+(?:"[^"]*\$\?[^"]*"|'[^']*'|[^;&|]*\$\?[^;&|]*)\s*$"""
 )
-_TRAILING_REDIRECT = re.compile(r"\s+2>&1\s*$")
+_TRAILING_REDIRECT = re.compile(r"(?<=\s)2>&1\s*$")
 
 
 class Normalized(NamedTuple):
@@ -191,12 +194,18 @@ def normalize(command: str, cwd: str) -> Normalized:
         match = _CD.match(text)
         if match and _same_dir(next(group for group in match.groups() if group), cwd):
             text = text[match.end() :]
-        stripped = _ECHO_STATUS.sub("", text)
+        stripped = _cut(_ECHO_STATUS, text)
         hid, text = hid or stripped != text, stripped
-        text = _TRAILING_REDIRECT.sub("", text).strip()
+        text = _cut(_TRAILING_REDIRECT, text).strip()
         if text == before:
             break
     return Normalized(text, hid) if text else Normalized(command.strip(), False)
+
+
+def _cut(wrapper: re.Pattern[str], text: str) -> str:
+    """``text`` without the trailing ``wrapper`` and the whitespace before it."""
+    match = wrapper.search(text)
+    return text[: match.start()].rstrip() if match else text
 
 
 def _same_dir(target: str, cwd: str) -> bool:
