@@ -75,7 +75,6 @@ class Prompt:
     turns: int  # exchanges in the session
     used: int  # exchanges the prompt holds
     opening: str  # the fallback title: the first line of the question that opened it
-    redacted: int  # secrets the second redaction found (0 unless a turn predates a rule)
 
     def messages(self) -> list[dict[str, str]]:
         return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
@@ -146,7 +145,7 @@ def build_prompt(turns: list[Turn], prompt_chars: int) -> Prompt:
             budget -= cost
     chosen.sort(key=lambda t: (t.turn, t.chunk))
     body = "\n\n".join(pieces[(t.turn, t.chunk)] for t in chosen)
-    user, tally = redact_tally(f"{_HEADER}\n\n{body}\n\n{_ASK}")
+    user = redact_tally(f"{_HEADER}\n\n{body}\n\n{_ASK}")[0]
     digest = hashlib.sha256(f"{SYSTEM}\x00{user}".encode("utf-8", "surrogatepass")).hexdigest()
     return Prompt(
         system=SYSTEM,
@@ -155,5 +154,4 @@ def build_prompt(turns: list[Turn], prompt_chars: int) -> Prompt:
         turns=len({t.turn for t in ordered}),
         used=len({t.turn for t in chosen}),
         opening=opening_line(ordered),
-        redacted=sum(tally.values()),
     )
