@@ -66,12 +66,12 @@ PROJECT = "p"  # the project every node written by a fuzz test belongs to
 
 @dataclass
 class Store:
-    """A memory database open in a portal's event loop, called from synchronous code: opening
-    one per example would cost more than the parsing."""
+    """A repository's memory database, open in a portal's event loop and called from
+    synchronous code: opening one per example would cost more than the parsing."""
 
     portal: BlockingPortal
     db: Database
-    path: Path
+    root: Path  # the repository: ``.git/`` (empty) and ``.nexusmem/memory.db``
 
     def write(self, nodes: Sequence[Node]) -> int:
         return self.portal.call(upsert_nodes, self.db, nodes)
@@ -82,14 +82,17 @@ class Store:
 
 @contextmanager
 def open_store(directory: Path) -> Iterator[Store]:
-    """A fresh database in ``directory``, built by the real migrations."""
-    path = directory / "memory.db"
+    """A repository in ``directory`` with a fresh memory, built by the real migrations."""
+    root = (directory / "repo").resolve()
+    (root / ".git").mkdir(parents=True)
+    (root / ".nexusmem").mkdir()
+    path = root / ".nexusmem" / "memory.db"
     with (
         start_blocking_portal() as portal,
         portal.wrap_async_context_manager(open_database(path, vectors=False)) as db,
     ):
-        portal.call(upsert_project, db, PROJECT, PROJECT, str(directory), None)
-        yield Store(portal, db, path)
+        portal.call(upsert_project, db, PROJECT, PROJECT, str(root), None)
+        yield Store(portal, db, root)
 
 
 @dataclass(frozen=True)

@@ -134,9 +134,9 @@ def check_log(case: tuple[str, bytes], store: Store) -> None:
     """Every complete line is a record or counted as malformed; every record kept is typed as
     sync expects and becomes a node SQLite stores."""
     kind, data = case
-    root = str(store.path.parent)
+    root = str(store.root)
     data = data.replace(ROOT.encode(), root.encode())
-    path = store.path.parent / f"{kind}.jsonl"
+    path = store.root.parent / f"{kind}.jsonl"
     path.write_bytes(data)
     with within():
         everything = read_new(path, LogCursor())
