@@ -24,7 +24,16 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .transcript import Exchange, Transcript, human_text, parse_ts, read_records, text_blocks
+from .transcript import (
+    Exchange,
+    Transcript,
+    human_text,
+    parse_ts,
+    read_records,
+    storable,
+    text_blocks,
+    text_of,
+)
 
 __all__ = ["claude_files", "claude_slug", "parse_claude"]
 
@@ -73,11 +82,11 @@ def parse_claude(path: str, ours: Callable[[str], bool]) -> Transcript:
             continue
         kind = record.get("type")
         if kind not in ("user", "assistant"):
-            if kind not in _OTHER:
+            if not isinstance(kind, str) or kind not in _OTHER:
                 transcript.skipped += 1
             continue
-        cwd = record.get("cwd")
-        if transcript.cwd is None and isinstance(cwd, str):
+        cwd = text_of(record.get("cwd"))
+        if transcript.cwd is None and cwd is not None:
             transcript.cwd, transcript.ours = cwd, ours(cwd)
             if not transcript.ours:
                 return transcript
@@ -92,25 +101,26 @@ def parse_claude(path: str, ours: Callable[[str], bool]) -> Transcript:
         if not isinstance(message, dict):
             transcript.skipped += 1
             continue
+        content = message.get("content")
+        texts = text_blocks(content, "text")
+        if not all(map(storable, texts)):
+            transcript.skipped += 1
+            continue
         ts = parse_ts(record.get("timestamp"))
-        if kind == "user":
-            _question(transcript, record, message.get("content"), ts)
-        else:
-            for text in text_blocks(message.get("content"), "text"):
+        if kind == "assistant":
+            for text in texts:
                 transcript.reply(text, ts)
+        elif not _tool_results(content) and (text := human_text("\n\n".join(texts))):
+            transcript.exchanges.append(Exchange(text, ts))
+            branch = text_of(record.get("gitBranch"))
+            if transcript.git_branch is None and branch:
+                transcript.git_branch = branch
     return transcript
 
 
-def _question(transcript: Transcript, record: dict[str, Any], content: Any, ts: int | None) -> None:
-    """A user record that a person typed opens a new exchange."""
-    if isinstance(content, list) and any(
+def _tool_results(content: Any) -> bool:
+    """A user record holding tool results is a tool's output handed back, not a question (an
+    interruption note may ride along with it)."""
+    return isinstance(content, list) and any(
         isinstance(block, dict) and block.get("type") == "tool_result" for block in content
-    ):
-        return  # a tool's result handed back (an interruption note rides along with it)
-    text = human_text("\n\n".join(text_blocks(content, "text")))
-    if not text:
-        return
-    transcript.exchanges.append(Exchange(text, ts))
-    branch = record.get("gitBranch")
-    if transcript.git_branch is None and isinstance(branch, str) and branch:
-        transcript.git_branch = branch
+    )

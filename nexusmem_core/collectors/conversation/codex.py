@@ -16,7 +16,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .transcript import Exchange, Transcript, human_text, parse_ts, read_records, text_blocks
+from .transcript import (
+    Exchange,
+    Transcript,
+    human_text,
+    parse_ts,
+    read_records,
+    storable,
+    text_blocks,
+    text_of,
+)
 
 __all__ = ["codex_files", "parse_codex"]
 
@@ -43,7 +52,7 @@ def parse_codex(path: str, ours: Callable[[str], bool]) -> Transcript:
             continue
         kind, payload = record.get("type"), record.get("payload")
         if kind not in ("session_meta", "response_item"):
-            if kind not in _OTHER:
+            if not isinstance(kind, str) or kind not in _OTHER:
                 transcript.skipped += 1
             continue
         if not isinstance(payload, dict):
@@ -57,12 +66,13 @@ def parse_codex(path: str, ours: Callable[[str], bool]) -> Transcript:
             continue  # a tool call, its output, reasoning
         ts = parse_ts(record.get("timestamp"))
         role, content = payload.get("role"), payload.get("content")
-        if role == "user":
-            text = human_text("\n\n".join(text_blocks(content, "input_text")))
-            if text:
-                transcript.exchanges.append(Exchange(text, ts))
+        texts = text_blocks(content, "input_text" if role == "user" else "output_text")
+        if not all(map(storable, texts)):
+            transcript.skipped += 1
+        elif role == "user" and (text := human_text("\n\n".join(texts))):
+            transcript.exchanges.append(Exchange(text, ts))
         elif role == "assistant":
-            for text in text_blocks(content, "output_text"):
+            for text in texts:
                 transcript.reply(text, ts)
     return transcript
 
@@ -71,12 +81,12 @@ def _meta(transcript: Transcript, payload: dict[str, Any], ours: Callable[[str],
     """Take the session's facts from the first ``session_meta``; True when it placed it."""
     if transcript.cwd is not None:
         return False  # a later one (a forked session's parent) changes nothing
-    session, cwd, git = payload.get("id"), payload.get("cwd"), payload.get("git")
-    if isinstance(session, str) and session:
+    session, cwd, git = text_of(payload.get("id")), text_of(payload.get("cwd")), payload.get("git")
+    if session:
         transcript.session = session
-    if isinstance(git, dict) and isinstance(git.get("branch"), str) and git["branch"]:
-        transcript.git_branch = git["branch"]
-    if not isinstance(cwd, str):
+    if isinstance(git, dict) and (branch := text_of(git.get("branch"))):
+        transcript.git_branch = branch
+    if cwd is None:
         return False
     transcript.cwd, transcript.ours = cwd, ours(cwd)
     return True

@@ -34,7 +34,7 @@ from ..shell.scope import inside, repository_roots
 from .claude import claude_files, parse_claude
 from .codex import codex_files, parse_codex
 from .paths import RepoPaths
-from .transcript import Transcript
+from .transcript import Transcript, storable
 from .turns import Built, turn_nodes
 
 __all__ = ["CLAUDE", "CODEX", "Preview", "preview", "sync_conversations"]
@@ -82,6 +82,8 @@ def find_transcripts(settings: Settings, cfg: ConversationSource, roots: list[st
         paths += [(CODEX, p) for p in codex_files(settings.codex_dir)]
     found = []
     for source, path in paths:
+        if not storable(str(path)):
+            continue  # a name that is not UTF-8: neither a node nor source_files could hold it
         try:
             stat = path.stat()
         except OSError:

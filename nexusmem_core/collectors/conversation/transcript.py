@@ -22,7 +22,9 @@ __all__ = [
     "human_text",
     "parse_ts",
     "read_records",
+    "storable",
     "text_blocks",
+    "text_of",
 ]
 
 # A longer line is skipped and counted: it is a base64 image or a tool's whole output, never
@@ -82,7 +84,7 @@ def read_records(path: str) -> Iterator[dict[str, Any] | None]:
                 continue
             try:
                 record = json.loads(line)
-            except (ValueError, UnicodeDecodeError):
+            except (ValueError, RecursionError):  # RecursionError: nested a thousand deep
                 if line.endswith(b"\n"):
                     yield None
                 continue
@@ -103,11 +105,25 @@ def parse_ts(value: object) -> int | None:
     return int(seconds) if 0 <= seconds < 2**33 else None
 
 
+def storable(text: str) -> bool:
+    """False for text SQLite cannot encode: a lone surrogate, which JSON's ``\\ud800`` allows.
+    A record carrying one is passed over; stored, it would fail the sync every time."""
+    if text.isascii():
+        return True
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 # Messages in the person's role that the harness wrote: context blocks (Codex's
 # <environment_context>, Claude Code's <command-name> and <local-command-stdout>), reminders,
-# instructions files and interruption notices. None of them is a question.
-_WRAPPED = re.compile(r"\s*(?:<([A-Za-z][\w-]*)(?:\s[^>]*)?>.*?</\1>\s*)+", re.DOTALL)
-_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+# instructions files and interruption notices. None of them is a question. Each block is an
+# atomic group: without it, a text of many blocks that fails to match at its end backtracks
+# through every way of grouping them, twice as long for each block more.
+_WRAPPED = re.compile(r"\s*(?>(?:<([A-Za-z][\w-]*)(?:\s[^>]*)?>.*?</\1>\s*))+", re.DOTALL)
+_REMINDER = ("<system-reminder>", "</system-reminder>")
 _HARNESS = (
     "# AGENTS.md instructions",
     "[Request interrupted by user",
@@ -117,14 +133,32 @@ _HARNESS = (
 
 def human_text(text: str) -> str:
     """The part of a user-role message a person typed; empty when the harness wrote it all."""
-    if "<system-reminder>" in text:
-        text = _REMINDER.sub("", text)
-    text = text.strip()
+    text = _without_reminders(text).strip()
     if not text or text.startswith(_HARNESS):
         return ""
     if text.startswith("<") and text.endswith(">") and _WRAPPED.fullmatch(text):
         return ""
     return text
+
+
+def text_of(value: object) -> str | None:
+    """``value`` when it is text that can be stored, else None."""
+    return value if isinstance(value, str) and storable(value) else None
+
+
+def _without_reminders(text: str) -> str:
+    """``text`` less its ``<system-reminder>`` blocks (found with ``find``: a regex would scan
+    to the end once for every opening tag that is never closed)."""
+    opening, closing = _REMINDER
+    kept: list[str] = []
+    at = 0
+    while (start := text.find(opening, at)) != -1:
+        end = text.find(closing, start)
+        if end == -1:
+            break
+        kept.append(text[at:start])
+        at = end + len(closing)
+    return "".join(kept) + text[at:] if kept else text
 
 
 def text_blocks(content: object, kind: str) -> list[str]:

@@ -4,6 +4,7 @@ holds (tool calls and results, thinking, harness messages, broken lines) stays o
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,41 @@ def test_oversize_lines_are_skipped_and_a_torn_last_line_waits(
 def test_the_slug_is_claude_codes_every_other_character_a_dash():
     assert claude_slug("/home/me/my_app.v2") == "-home-me-my-app-v2"
     assert claude_slug("/srv/a b/é") == "-srv-a-b--"  # runs are not collapsed
+
+
+HOSTILE = [
+    "[" * 100_000,  # nested past the recursion limit
+    '{"type": ["user"]}',  # a type that is not text
+    '{"type": "user", "cwd": "/w", "message": {"content": "why \\ud800?"}}',  # lone surrogate
+    '{"type": "assistant", "cwd": "/w", "message": "not an object"}',
+    '{"type": "user", "cwd": "/w", "message": {"content": [{"type": "text", "text": 5}]}}',
+    '{"type": "user", "cwd": "/w", "timestamp": "yesterday", "message": {"content": "and now?"}}',
+]
+
+
+def test_hostile_lines_are_passed_over_and_counted(tmp_path: Path):
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(HOSTILE) + "\n")
+    found = parse_claude(str(path), anywhere)
+    assert found.skipped == 4  # the number in a text block is no text: no question, no count
+    assert [(e.question, e.asked) for e in found.exchanges] == [("and now?", None)]
+    rollout = tmp_path / "rollout-s.jsonl"
+    meta = {"type": "session_meta", "payload": {"id": "s", "cwd": "/w\ud800"}}
+    rollout.write_text(json.dumps(meta) + '\n{"type": {}, "payload": {}}\n')
+    found = parse_codex(str(rollout), anywhere)
+    assert (found.cwd, found.ours, found.skipped) == (None, False, 1)
+
+
+def test_harness_markup_takes_linear_time_to_recognise():
+    # Many blocks that fail to match at the very end, and reminders never closed: a
+    # backtracking pattern took twice as long for each block more, a scan per reminder.
+    tags = "<a>" + "</a><a>" * 30 + "x>"
+    reminders = "<system-reminder>" * 50_000 + "why?"
+    started = time.perf_counter()
+    assert transcript.human_text(tags) == tags
+    assert transcript.human_text(reminders) == reminders
+    assert (
+        transcript.human_text("<command-name>/cost</command-name>\n<command-args></command-args>")
+        == ""
+    )
+    assert time.perf_counter() - started < 1

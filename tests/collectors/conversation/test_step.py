@@ -252,3 +252,16 @@ async def test_pruning_a_conversation_source_reads_it_again_next_time(
     assert pruned.removed == 2 and pruned.reset == ["the record of read transcripts"]
     again = await handlers.sync(engine, embed=False, conversation=True)
     assert (again.conversation_files, again.conversation) == (1, 2)
+
+
+async def test_a_line_the_database_cannot_hold_does_not_stop_the_sync(
+    engine: Engine, repo: Repo, settings: Settings
+):
+    cwd = json.dumps(str(repo.path))
+    text = "".join(
+        f'{{"type": "user", "cwd": {cwd}, "message": {{"content": "{question}"}}}}\n'
+        for question in ("why \\ud800?", "and this?")  # a lone surrogate, as JSON allows
+    )
+    install_claude(settings.claude_dir, repo.path, session="odd", text=text)
+    report = await handlers.sync(engine, embed=False, conversation=True)
+    assert (report.conversation, report.conversation_skipped) == (1, 1)
