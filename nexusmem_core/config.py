@@ -309,6 +309,11 @@ def load_config(path: Path) -> ProjectConfig:
             f"{path}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}); "
             "fix the file or delete it to get the defaults"
         ) from err
+    except (ValueError, RecursionError) as err:  # a number of 4,300+ digits, or deep nesting
+        raise ConfigError(
+            f"{path}: not valid JSON (a number too long or nesting too deep); "
+            "fix the file or delete it to get the defaults"
+        ) from err
     try:
         config: ProjectConfig = _build(ProjectConfig, data, "")
     except _Invalid as err:
