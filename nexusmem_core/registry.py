@@ -46,7 +46,7 @@ def load_registry(home: Path) -> list[ProjectEntry]:
         entries = [ProjectEntry(**item) for item in data["projects"]]
     except FileNotFoundError:
         return []
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as err:
         log.warning(
             "registry_unreadable",
             file=str(path),
