@@ -123,8 +123,11 @@ def _load(path: Path) -> dict[str, Any] | None:
             f"{path}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}); "
             + _UNTOUCHED
         ) from err
-    except (UnicodeDecodeError, RecursionError) as err:
-        raise ConfigError(f"{path}: not valid JSON ({err}); {_UNTOUCHED}") from err
+    except (ValueError, RecursionError) as err:  # not UTF-8, 4,300+ digits, deep nesting
+        raise ConfigError(
+            f"{path}: not valid JSON (not UTF-8, a number too long or nesting too deep); "
+            + _UNTOUCHED
+        ) from err
     if not isinstance(data, dict):
         raise ConfigError(_shape(path, "the top level", data, "an object"))
     return data
