@@ -320,6 +320,10 @@ def _parse(path: Path) -> list[DenyEntry]:
         document = json.loads(text)
     except json.JSONDecodeError as err:
         raise UsageError(f"forget --import: {path} is not JSON ({err})") from err
+    except (ValueError, RecursionError) as err:  # a number of 4,300+ digits, deep nesting
+        raise UsageError(
+            f"forget --import: {path} is not JSON (a number too long or nesting too deep)"
+        ) from err
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise UsageError(
             f"forget --import: {path} is not a deny list written by `nexusmem forget --export`"
