@@ -100,7 +100,7 @@ def regex_entry(pattern: str, ignore_case: bool, reason: str | None) -> DenyEntr
         raise UsageError("forget --regex: give a pattern")
     try:
         compiled = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-    except re.error as err:
+    except (re.error, RecursionError, OverflowError) as err:  # nesting, a{99999999999}
         raise UsageError(f"forget --regex: not a valid regular expression ({err})") from err
     if compiled.search(""):
         raise UsageError("forget --regex: the pattern matches empty text, so it would match all")
