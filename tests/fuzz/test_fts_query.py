@@ -1,0 +1,122 @@
+"""Query text: what a person or an agent asks, turned into FTS5 MATCH expressions (the word
+index) and trigram pieces (the CJK index), run against the real tables the migrations build.
+
+No text may raise an FTS5 syntax error: operators, column filters, quotes, brackets and
+control characters are words or nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from nexusmem_core.models import Node
+from nexusmem_core.retrieval.cjk import MAX_PIECES, bigrams, cjk_query, excerpt_terms
+from nexusmem_core.retrieval.query import MAX_TERMS, fts_match, query_terms
+from nexusmem_core.store.fts import bm25_candidates, cjk_candidates, informative_terms
+
+from .bounds import PROJECT, Store, Target, mutated, repeated, within
+
+_FRAGMENTS = [
+    "retry",
+    "budget ",
+    " ",
+    '"',
+    "'",
+    "(",
+    ")",
+    "*",
+    "^",
+    ":",
+    "-",
+    "+",
+    "AND ",
+    "OR ",
+    "NOT ",
+    "NEAR(",
+    "title:",
+    "{body paths}:",
+    "\\",
+    "\x00",
+    "\x1a",
+    "_",
+    "__",
+    "缓存失效",
+    "为什么",
+    "修复",
+    "キャッシュ",
+    "캐시",
+    "中",
+    "🔥",
+    "e\u0301",
+    "\ud800",
+    "ＡＢＣ",
+    "٣",
+]
+queries = st.one_of(mutated(_FRAGMENTS), repeated(_FRAGMENTS, max_repeat=500), st.text(max_size=40))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nodes(store: Store) -> Iterator[None]:
+    """A few nodes for the queries to find, in both indexes."""
+    texts = [
+        ("fix: raise the retry budget", "S3 timed out; the budget goes to five."),
+        ("修复缓存失效导致的崩溃", "缓存失效时重新加载配置。"),
+        ("キャッシュの修正", "캐시 문제를 고쳤다"),
+        ('quotes " and \\ and NEAR(a b)', "AND OR NOT title:x"),
+    ]
+    store.write(
+        [
+            Node(
+                PROJECT,
+                "git_commit",
+                "git",
+                f"ref{i}",
+                title,
+                body,
+                1767225600 + i,
+                0.5,
+                "observed",
+            )
+            for i, (title, body) in enumerate(texts)
+        ]
+    )
+    yield
+
+
+def check_query(text: str, store: Store) -> None:
+    """The terms are bounded words; every expression built from them executes."""
+    with within():
+        terms = query_terms(text)
+        match = fts_match(text)
+        grams, short = cjk_query(text)
+        pairs = bigrams(text)
+        excerpt_terms(text)
+    assert len(terms) <= MAX_TERMS and all(t and t == t.lower() for t in terms)
+    assert (match is None) == (not terms)
+    assert len(grams) <= MAX_PIECES and len(short) <= MAX_PIECES and len(pairs) <= MAX_PIECES
+    if match is not None:
+        store.portal.call(bm25_candidates, store.db, match, PROJECT)
+        store.portal.call(informative_terms, store.db, terms)
+    store.portal.call(cjk_candidates, store.db, text, PROJECT)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=queries)
+@example(text='"')
+@example(text="NEAR(a b) AND title:x OR *")
+@example(text="\ud800 缓存\ud800失效")
+@example(text="_ __ ___")
+def test_no_query_raises_an_fts_error(text: str, store: Store) -> None:
+    check_query(text, store)
+
+
+def test_a_cjk_question_finds_its_answer(store: Store) -> None:
+    found = store.portal.call(cjk_candidates, store.db, "为什么缓存会失效", PROJECT)
+    assert [c.ref for c in found][:1] == ["ref1"]
+
+
+TARGETS = {"FTS query text": Target(queries, check_query, store=True)}
