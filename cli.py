@@ -164,6 +164,8 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
         print(f"vectors: {report.vectors}", file=sys.stderr)
     if report.contradictions.startswith("skipped") and not args.quiet:
         print(f"contradictions: {report.contradictions}", file=sys.stderr)
+    for note in report.notes if not args.quiet else []:
+        print(f"note: {note}", file=sys.stderr)
     return 0
 
 

@@ -18,6 +18,7 @@ from .collectors.git import RepoInfo, main_checkout, read_repo
 from .config import ProjectConfig, Settings, dump_config, load_config
 from .embed.ollama import OllamaEmbedder
 from .errors import NotInitialisedError
+from .files import make_dir, replace_file
 from .paths import CONFIG_FILE, DB_FILE, workspace_dir
 from .registry import ProjectEntry
 from .store.db import Database, open_database
@@ -82,18 +83,18 @@ def ensure_workspace(root: Path) -> list[str]:
     ws = workspace_dir(root)
     created = []
     if not ws.exists():
-        ws.mkdir(parents=True)
+        make_dir(ws)
         created.append(str(ws))
     ignore = ws / ".gitignore"
     if not ignore.exists():
         # The workspace ignores itself, so init never edits a file it does not own.
-        ignore.write_text("*\n", encoding="utf-8")
+        replace_file(ignore, "*\n")
         created.append(str(ignore))
     config = ws / CONFIG_FILE
     if config.exists():
         load_config(config)
     else:
-        config.write_text(dump_config(ProjectConfig()), encoding="utf-8")
+        replace_file(config, dump_config(ProjectConfig()))
         created.append(str(config))
     return created
 

@@ -3,7 +3,8 @@ the project registry. Each is read as text and replaced in one step, never left 
 
 A symlink (a dotfiles checkout, a shared hook) is written through: the link stays and its
 target gets the new text. An error from the OS becomes one :class:`FileAccessError` line that
-names the file, the error and what to do, never a traceback.
+names the file, the error and what to do, never a traceback. :func:`obstacle` says, before or
+after a failed write, what stands in the way: a full disk, a read-only mount, a permission.
 """
 
 from __future__ import annotations
@@ -12,11 +13,24 @@ import contextlib
 import errno
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import FileAccessError
 
-__all__ = ["read_bytes", "read_text", "remove_file", "replace_file"]
+__all__ = [
+    "LOW_SPACE",
+    "Obstacle",
+    "file_error",
+    "make_dir",
+    "obstacle",
+    "read_bytes",
+    "read_text",
+    "remove_file",
+    "replace_file",
+]
+
+LOW_SPACE = 1 << 20  # less free space than this, and a failed write is the disk being full
 
 _FIX = {
     errno.EACCES: "check the permissions of the file and of its directory",
@@ -54,6 +68,14 @@ def replace_file(path: Path, text: str, mode: int | None = None) -> None:
         raise FileAccessError(_message("write", path, err)) from err
 
 
+def make_dir(path: Path) -> None:
+    """Create the directory ``path`` and its parents; one that exists is fine."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise FileAccessError(_message("create", path, err)) from err
+
+
 def remove_file(path: Path) -> None:
     """Delete ``path``; one that is already gone is fine."""
     try:
@@ -82,6 +104,12 @@ def _replace(path: Path, text: str, mode: int | None) -> None:
         raise
 
 
+def file_error(verb: str, path: Path, err: OSError) -> FileAccessError:
+    """The one-line error for an OS error while doing ``verb`` ("write", "append to") to
+    ``path``, for callers that open files themselves."""
+    return FileAccessError(_message(verb, path, err))
+
+
 def _message(verb: str, path: Path, err: OSError) -> str:
     target = os.path.realpath(path)
     where = str(path) if target == os.path.abspath(path) else f"{path} (a link to {target})"
@@ -100,3 +128,47 @@ def _file_in_the_way(target: str) -> str | None:
         if parent.exists():
             return None if parent.is_dir() else str(parent)
     return None
+
+
+@dataclass(frozen=True)
+class Obstacle:
+    """What stops a file from being written: ``kind`` is ``full``, ``read-only`` or
+    ``permission``; ``text`` is the cause and the remedy, for the end of a sentence."""
+
+    kind: str
+    text: str
+
+
+def obstacle(path: Path) -> Obstacle | None:
+    """Why nothing can be written at ``path`` (a file, or a directory to write into) right
+    now, or None when nothing visible stands in the way. Asks the file system, writes nothing.
+    """
+    folder = path if path.is_dir() else path.parent
+    try:
+        stats = os.statvfs(folder)
+    except (OSError, AttributeError):  # gone, or Windows (no statvfs)
+        return None
+    if stats.f_flag & os.ST_RDONLY:
+        return Obstacle(
+            "read-only", f"{folder} is on a file system mounted read-only: make it writable"
+        )
+    free = stats.f_bavail * stats.f_frsize
+    if free < LOW_SPACE:
+        return Obstacle(
+            "full", f"the disk holding {folder} is full ({_size(free)} free): free some space"
+        )
+    if not _may_write(path if path.exists() else folder):
+        return Obstacle(
+            "permission", f"no permission to write {path}: make it and {folder} writable"
+        )
+    return None
+
+
+def _may_write(path: Path) -> bool:
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return True  # root writes whatever the permission bits say
+    return os.access(path, os.W_OK)
+
+
+def _size(count: int) -> str:
+    return f"{count // 1024} KiB" if count < LOW_SPACE * 1024 else f"{count >> 20} MiB"

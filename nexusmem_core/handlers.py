@@ -13,6 +13,7 @@ from .config import ProjectConfig, Settings
 from .embed import EmbedUnavailableError
 from .engine import Engine, ensure_workspace, open_engine, read_project
 from .errors import NexusMemError, UsageError
+from .files import obstacle
 from .models import SearchResponse, SearchResult, Status, SyncReport
 from .paths import DB_FILE, workspace_dir
 from .precheck import PrecheckReport
@@ -384,7 +385,9 @@ async def status(engine: Engine) -> Status:
     sessions = await db.fetchall(
         "select state, count(*) from sessions where project_id = ? group by state", (pid,)
     )
+    blocked = obstacle(db.path)
     return Status(
+        unwritable=blocked.text if blocked else "",
         sessions=dict(sessions),
         flagged=await count_open(db, pid),
         chains=chains.__dict__,
@@ -449,6 +452,7 @@ def status_text(s: Status) -> str:
         f"flagged    {_flagged_text(s.flagged)}",
         *([f"sessions   {_sessions_text(s.sessions)}"] if s.sessions else []),
         f"database   {s.database} (schema v{s.schema_version})",
+        *([f"           cannot be written: {s.unwritable}"] if s.unwritable else []),
     ]
     return "\n".join(lines)
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .files import replace_file
+from .files import file_error, make_dir, replace_file
 from .logging import get_logger
 
 __all__ = ["ProjectEntry", "load_registry", "register_project", "remove_projects"]
@@ -59,8 +59,13 @@ def load_registry(home: Path) -> list[ProjectEntry]:
 
 @contextlib.contextmanager
 def _locked(home: Path) -> Iterator[None]:
-    home.mkdir(parents=True, exist_ok=True)
-    with open(home / ".projects.lock", "a+b") as handle:
+    make_dir(home)
+    lock = home / ".projects.lock"
+    try:
+        handle = open(lock, "a+b")  # noqa: SIM115 (closed below, after the error mapping)
+    except OSError as err:
+        raise file_error("write", lock, err) from err
+    with handle:
         try:
             import fcntl
         except ImportError:  # Windows: last writer wins, the file is still never torn

@@ -18,6 +18,7 @@ from .collectors.shell import hooklog
 from .config import ProjectConfig
 from .embed import EmbedTimeoutError, EmbedUnavailableError
 from .engine import Engine
+from .errors import FileAccessError
 from .hygiene.contradictions import check_during_sync
 from .hygiene.deny import DenyFilter
 from .hygiene.review import keep_judgements, restore_judgements
@@ -101,7 +102,10 @@ async def sync(
             )
             await db.execute("drop table temp.recorded")
         await set_cursor(db, pid, "last_sync", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-    register_project(engine.settings.home, engine.registry_entry(), synced=True)
+    try:
+        register_project(engine.settings.home, engine.registry_entry(), synced=True)
+    except FileAccessError as err:  # memory is written; only the cross-project index is not
+        report.notes.append(f"the project registry was not updated: {err}")
     if engine.config.sources.session.enabled:
         # After the ingest transaction, like embedding: it waits on a chat model.
         from .collectors.session.step import summarize_sessions

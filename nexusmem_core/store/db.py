@@ -7,6 +7,7 @@ half-way on a lock upgrade; busy_timeout makes a second writer wait instead of f
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -19,6 +20,7 @@ import aiosqlite
 import anyio.to_thread
 
 from ..errors import StoreError
+from . import failures
 from .migrations import LATEST, migrate, schema_version
 
 __all__ = ["DB_ERRORS", "Database", "VectorSupport", "open_database", "sqlite_module"]
@@ -75,11 +77,14 @@ def _load_vec(conn: Any, wanted: bool) -> VectorSupport:
     return VectorSupport(True, version=str(version))
 
 
-def _connector(path: Path, read_only: bool, want_vec: bool, out: list[VectorSupport]) -> Any:
+def _connector(
+    path: Path, read_only: bool, want_vec: bool, out: list[VectorSupport], immutable: bool = False
+) -> Any:
     module = sqlite_module()
+    mode = "?mode=ro&immutable=1" if immutable else "?mode=ro" if read_only else ""
 
     def connect() -> Any:
-        uri = f"file:{path.as_posix()}?mode=ro" if read_only else f"file:{path.as_posix()}"
+        uri = f"file:{path.as_posix()}{mode}"
         conn = module.connect(
             uri, uri=True, isolation_level=None, check_same_thread=False, timeout=15
         )
@@ -124,22 +129,29 @@ class Database:
         await self.conn.execute("begin immediate")
         try:
             yield self
-        except BaseException:
-            await self.conn.execute("rollback")
+            await self.conn.execute("commit")  # a full disk often fails here, at the WAL write
+        except BaseException as err:
+            # SQLite may already have rolled back by itself (a full disk, an I/O error): a
+            # second rollback would fail and hide the error that matters.
+            if self.conn.in_transaction:
+                with contextlib.suppress(*DB_ERRORS):
+                    await self.conn.execute("rollback")
+            if isinstance(err, DB_ERRORS) and failures.unwritable(self.path, err):
+                # A full disk or a read-only mount: one line with the remedy, in every adapter.
+                raise StoreError(failures.describe(self.path, err)) from err
             raise
-        await self.conn.execute("commit")
 
     async def close(self) -> None:
         await self.conn.close()
 
 
-@asynccontextmanager
-async def open_database(
-    path: Path, *, read_only: bool = False, vectors: bool = True
-) -> AsyncIterator[Database]:
-    """Open (and, when writable, migrate) the memory database at ``path``."""
+async def _connect(
+    path: Path, read_only: bool, vectors: bool, *, immutable: bool = False
+) -> Database:
     support: list[VectorSupport] = []
-    conn = aiosqlite.Connection(_connector(path, read_only, vectors, support), iter_chunk_size=256)
+    conn = aiosqlite.Connection(
+        _connector(path, read_only, vectors, support, immutable), iter_chunk_size=256
+    )
     try:
         await conn.__aenter__()
     except Exception as err:
@@ -147,27 +159,54 @@ async def open_database(
         # it finish while this event loop is still alive to receive its last callback.
         await anyio.to_thread.run_sync(conn._thread.join, 5.0)
         raise StoreError(f"{path}: cannot open the memory database ({err})") from err
-    db = Database(conn, path, support[0])
+    return Database(conn, path, support[0])
+
+
+async def _prepare(db: Database, read_only: bool) -> None:
+    """Pragmas, the schema check and (when writable) the migrations."""
+    path = db.path
+    await db.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
+    await db.execute("pragma foreign_keys = on")
+    version = await schema_version(db)
+    if version > LATEST:
+        raise StoreError(
+            f"{path} was written by a newer NexusMem (schema v{version}, this one knows "
+            f"v{LATEST}): upgrade NexusMem"
+        )
+    if not read_only:
+        await db.execute("pragma journal_mode = wal")
+        await db.execute("pragma synchronous = normal")
+        await migrate(db)
+    elif version < LATEST:
+        raise StoreError(
+            f"{path} is from an older NexusMem (schema v{version}): run `nexusmem sync` "
+            "to upgrade it"
+        )
+
+
+@asynccontextmanager
+async def open_database(
+    path: Path, *, read_only: bool = False, vectors: bool = True
+) -> AsyncIterator[Database]:
+    """Open (and, when writable, migrate) the memory database at ``path``.
+
+    A read-only open still reads a database nothing can write: on a read-only mount, in a
+    directory without write permission, on a full disk. WAL mode cannot create its
+    shared-memory file there, so the file is read as it stands (``immutable``: no locks, and
+    the last checkpoint's content; nothing can write it meanwhile, for the same reason).
+    """
+    db = await _connect(path, read_only, vectors)
     try:
-        await db.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
-        await db.execute("pragma foreign_keys = on")
-        version = await schema_version(db)
-        if version > LATEST:
-            raise StoreError(
-                f"{path} was written by a newer NexusMem (schema v{version}, this one knows "
-                f"v{LATEST}): upgrade NexusMem"
-            )
-        if not read_only:
-            await db.execute("pragma journal_mode = wal")
-            await db.execute("pragma synchronous = normal")
-            await migrate(db)
-        elif version < LATEST:
-            raise StoreError(
-                f"{path} is from an older NexusMem (schema v{version}): run `nexusmem sync` "
-                "to upgrade it"
-            )
+        try:
+            await _prepare(db, read_only)
+        except DB_ERRORS as err:
+            if not (read_only and failures.unwritable(path, err)):
+                raise
+            await db.close()
+            db = await _connect(path, read_only, vectors, immutable=True)
+            await _prepare(db, read_only)
         yield db
     except DB_ERRORS as err:
-        raise StoreError(f"{path}: {err}; move the file aside and run `nexusmem sync`") from err
+        raise StoreError(failures.describe(path, err)) from err
     finally:
-        await conn.close()
+        await db.close()

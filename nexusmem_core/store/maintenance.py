@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import FileAccessError
+from ..errors import FileAccessError, StoreError
 from .db import DB_ERRORS, Database
 from .fts import rebuild_cjk
 
@@ -79,6 +79,9 @@ async def compact(db: Database, *, rebuild_fts: bool, vacuum: bool) -> Compactio
             await db.execute("vacuum")
             done.vacuumed = True
     except DB_ERRORS as err:
+        done.error = str(err)
+        return done
+    except StoreError as err:  # the disk filled up, or was remounted read-only, meanwhile
         done.error = str(err)
         return done
     busy, _, _ = await db.fetchone("pragma wal_checkpoint(TRUNCATE)") or (1, 0, 0)

@@ -8,8 +8,10 @@
 * ``SessionStart``: start a background ``sync --auto`` and give a digest of recent failures.
 
 Notes are rationed (one per command and five per session) and silence is the default. The
-hook never blocks a tool, never prints on capture, and always exits 0: a broken NexusMem must
-look exactly like no NexusMem. Standard library plus our own light modules only.
+hook never blocks a tool, never prints on capture, and exits 0: a broken NexusMem must
+look exactly like no NexusMem. The one exception is a log it cannot write (a full disk, a
+read-only home): every command would be lost unseen, so it says so in one line, exit 1 (Claude
+Code shows that to the user and carries on). Standard library plus our own light modules only.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 from ...paths import home_dir
 from ..commands import is_predicate
-from ..shell.hooklog import append, command_hash
+from ..shell.hooklog import append, cannot_append, command_hash
 from . import recall
 from .payload import MAX_PAYLOAD, AgentEvent, Dropped, normalize, parse, status_from_output
 from .state import MAX_NOTES, count_drop, prune_sessions, session_state
@@ -33,13 +35,16 @@ MAX_COMMAND = 64 * 1024
 
 
 def main() -> int:
-    """Read one payload from stdin, act on it, print at most one JSON answer. Exit 0 always."""
+    """Read one payload from stdin, act on it, print at most one JSON answer. Exit 0, but
+    1 with one line on stderr when the log cannot be written."""
     try:
         data = sys.stdin.buffer.read(MAX_PAYLOAD + 1)
         answer = handle(data, home_dir(), time.time())
         if answer:
             sys.stdout.write(answer)
             sys.stdout.flush()
+    except OSError as err:
+        return cannot_append(err, os.path.join(home_dir(), recall.AGENT_LOG))
     except Exception:
         return 0
     return 0

@@ -8,10 +8,12 @@ in a secret stay distinct without the secret being guessable from its hash.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -27,6 +29,7 @@ __all__ = [
     "LogCursor",
     "ReadResult",
     "append",
+    "cannot_append",
     "command_hash",
     "read_new",
 ]
@@ -80,6 +83,23 @@ def append(home: str | os.PathLike[str], record: dict[str, Any], name: str = LOG
         os.write(fd, line.encode("utf-8", "surrogatepass"))
     finally:
         os.close(fd)
+
+
+_CANNOT_WRITE = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, getattr(errno, "EDQUOT", -1)}
+
+
+def cannot_append(err: OSError, log: str) -> int:
+    """A hook's exit code when writing failed with ``err``. A log that cannot be written (a
+    full disk, a read-only home) loses every record until it is fixed: one line on stderr
+    naming the file and the remedy, and exit 1. Any other failure stays silent (exit 0)."""
+    if err.errno not in _CANNOT_WRITE:
+        return 0
+    from pathlib import Path  # only now: a hook that works never pays for it
+
+    from ...files import file_error
+
+    print(f"nexusmem: {file_error('write', Path(err.filename or log), err)}", file=sys.stderr)
+    return 1
 
 
 class LogCursor(NamedTuple):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ConfigError, UsageError
-from ...files import read_text, remove_file, replace_file
+from ...files import obstacle, read_text, remove_file, replace_file
 from .hooklog import LOG_FILE
 from .scripts import SCRIPTS, VERSION, render
 
@@ -182,4 +182,7 @@ def status(
             "another tool owns bash's DEBUG trap: commands are not recorded; load "
             "bash-preexec (NexusMem joins it) or remove the other trap"
         )
+    blocked = obstacle(home)  # the recorder fails silently at the prompt: say it here
+    if blocked is not None and state != "not installed":
+        warnings.append(f"commands cannot be recorded now: {blocked.text}")
     return HookStatus(shell, state, str(rc), str(script), _last_recorded(home), warnings)

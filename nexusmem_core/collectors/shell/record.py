@@ -2,7 +2,8 @@
 
 The hook starts it in the background with the command text on stdin (never in argv, where
 ``ps`` would show it) and the facts as options. It redacts, hashes and appends one line to
-the log, and never prints or fails: a broken recorder must not be noticed at the prompt.
+the log, and never fails at the prompt: a broken recorder must not be noticed there. The one
+thing it prints (to the stderr the hooks discard) is why the log cannot be written.
 Standard library and ``nexusmem_core.redact`` only; this runs once per command typed.
 """
 
@@ -13,7 +14,7 @@ import sys
 import time
 
 from ...paths import home_dir
-from .hooklog import append, command_hash
+from .hooklog import LOG_FILE, append, cannot_append, command_hash
 
 MAX_COMMAND = 64 * 1024
 _FLAGS = {"--home", "--shell", "--exit", "--start", "--end", "--duration", "--cwd", "--session"}
@@ -69,13 +70,15 @@ def build_record(raw: str, options: dict[str, str], home: os.PathLike[str] | str
 
 
 def main(argv: list[str]) -> int:
+    options = _options(argv)
+    home = options.get("home") or home_dir()
     try:
         raw = sys.stdin.buffer.read(MAX_COMMAND * 4).decode("utf-8", "replace")
-        options = _options(argv)
-        home = options.get("home") or home_dir()
         record = build_record(raw, options, home)
         if record is not None:
             append(home, record)
+    except OSError as err:
+        return cannot_append(err, os.path.join(home, LOG_FILE))
     except Exception:
         return 0
     return 0
