@@ -389,15 +389,19 @@ async def cmd_precheck(settings: Settings, args: argparse.Namespace) -> int:
 async def cmd_projects(settings: Settings, args: argparse.Namespace) -> int:
     from nexusmem_core import handlers
 
-    report = await handlers.list_projects(settings, prune=args.prune)
+    report = await handlers.list_projects(settings, prune=args.prune, remove=args.remove)
     if args.json:
-        _print_json({"projects": report.projects, "pruned": report.pruned})
+        _print_json({"projects": report.projects, "pruned": report.pruned, "kept": report.kept})
         return 0
     for row in report.projects:
-        mark = "" if row["present"] else "  (database missing: `nexusmem projects --prune`)"
+        mark = f"  ({row['reason']})" if row["reason"] else ""
         print(f"{row['name']:<24} {row['last_sync'] or 'never synced':<22} {row['root']}{mark}")
     for root in report.pruned:
         print(f"pruned {root}")
+    for line in report.kept:
+        print(f"not pruned: {line}")
+    if not args.prune and any(row["state"] in ("gone", "no-memory") for row in report.projects):
+        print("`nexusmem projects --prune` forgets the entries whose repository was deleted")
     if not report.projects and not report.pruned:
         print("no projects yet: run `nexusmem init` and `nexusmem sync` in a repository")
     return 0
@@ -818,7 +822,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_precheck)
 
     p = sub.add_parser("projects", parents=[as_json], help="registered repositories")
-    p.add_argument("--prune", action="store_true", help="forget entries whose database is gone")
+    p.add_argument(
+        "--prune",
+        action="store_true",
+        help="forget entries whose repository or database was deleted (not an unmounted one)",
+    )
+    p.add_argument(
+        "--remove", action="append", metavar="ROOT", help="forget this repository's entry"
+    )
     p.set_defaults(func=cmd_projects)
 
     p = sub.add_parser(

@@ -17,7 +17,7 @@ from .files import obstacle
 from .models import SearchResponse, SearchResult, Status, SyncReport
 from .paths import DB_FILE, workspace_dir
 from .precheck import PrecheckReport
-from .registry import load_registry, register_project, remove_projects
+from .registry import check_entry, load_registry, register_project, remove_projects
 from .retrieval.cjk import excerpt_terms, has_cjk
 from .retrieval.fuse import PROJECT_RRF_K, rrf
 from .retrieval.pack import Packer, display_title, format_date, pack
@@ -341,6 +341,10 @@ async def search_all(
     names: dict[str, str] = {}
     skipped: list[str] = []
     for entry in load_registry(settings.home):
+        found = check_entry(entry)
+        if found.state != "ok":  # not there (an unmounted disk?), or not a database
+            skipped.append(f"{entry.root}: {found.reason}")
+            continue
         try:
             async with open_engine(settings, Path(entry.root), read_only=True) as engine:
                 names[engine.project_id] = engine.repo.name
@@ -743,28 +747,51 @@ async def prune_unreachable(engine: Engine, *, apply: bool = False) -> Unreachab
 class ProjectsReport:
     projects: list[dict[str, Any]]
     pruned: list[str]
+    kept: list[str]  # why --prune left an entry whose repository is not there right now
 
 
-async def list_projects(settings: Settings, prune: bool = False) -> ProjectsReport:
-    """Registered repositories, each with whether its database is still there."""
-    rows, missing = [], set()
+async def list_projects(
+    settings: Settings, prune: bool = False, remove: list[str] | None = None
+) -> ProjectsReport:
+    """Registered repositories, each with what is at its paths now (see ``check_entry``).
+
+    ``prune`` forgets the entries whose repository or database was deleted, never one that
+    is merely out of reach (an unmounted disk keeps its entry, and the report says why);
+    ``remove`` forgets the entries of these roots, whatever their state.
+    """
+    forget = {str(Path(r).expanduser().resolve()) for r in remove or []}
+    rows, kept = [], []
     for entry in load_registry(settings.home):
-        present = Path(entry.database).is_file()
-        if not present:
-            missing.add(entry.root)
+        found = check_entry(entry)
+        if prune and found.prunable:
+            forget.add(entry.root)
+        elif prune and found.state != "ok":
+            kept.append(
+                f"{entry.root}: {found.reason}; kept (`nexusmem projects --remove {entry.root}`)"
+            )
         rows.append(
             {
                 "name": entry.name,
                 "root": entry.root,
                 "database": entry.database,
                 "last_sync": entry.last_sync,
-                "present": present,
+                "present": Path(entry.database).is_file(),
+                "state": found.state,
+                "reason": found.reason,
             }
         )
-    if prune and missing:
-        remove_projects(settings.home, missing)
-        rows = [r for r in rows if r["root"] not in missing]
-    return ProjectsReport(projects=rows, pruned=sorted(missing) if prune else [])
+    unknown = forget - {r["root"] for r in rows}
+    if unknown:
+        raise UsageError(
+            f"projects --remove: no registered repository at {sorted(unknown)[0]} "
+            "(`nexusmem projects` lists them)"
+        )
+    gone = sorted(r["root"] for r in rows if r["root"] in forget)
+    if gone:
+        remove_projects(settings.home, set(gone))
+    return ProjectsReport(
+        projects=[r for r in rows if r["root"] not in forget], pruned=gone, kept=kept
+    )
 
 
 # --------------------------------------------------------------------------------------- scrub

@@ -130,7 +130,7 @@ class SearchResponse:
         body = "\n".join(render_entry(r, self.all_projects) for r in self.results)
         text = f"{header}\n\n{body or '(nothing in memory matches)'}\n"
         if self.skipped:
-            text += "\nskipped: " + "; ".join(self.skipped) + "\n"
+            text += "\n" + "".join(f"skipped: {why}\n" for why in self.skipped)
         return text
 
 

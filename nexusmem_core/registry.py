@@ -19,9 +19,17 @@ from pathlib import Path
 from .files import file_error, make_dir, replace_file
 from .logging import get_logger
 
-__all__ = ["ProjectEntry", "load_registry", "register_project", "remove_projects"]
+__all__ = [
+    "EntryCheck",
+    "ProjectEntry",
+    "check_entry",
+    "load_registry",
+    "register_project",
+    "remove_projects",
+]
 
 REGISTRY_FILE = "projects.json"
+SQLITE_HEADER = b"SQLite format 3\x00"
 log = get_logger("registry")
 
 
@@ -104,3 +112,69 @@ def register_project(home: Path, entry: ProjectEntry, synced: bool = False) -> N
 def remove_projects(home: Path, roots: set[str]) -> None:
     with _locked(home):
         _write(home, [e for e in load_registry(home) if e.root not in roots])
+
+
+@dataclass(frozen=True)
+class EntryCheck:
+    """What is at a registered project's paths right now; ``reason`` says it (after the
+    root) when it is not ``ok``.
+
+    ``state`` is ``ok``; ``gone`` (the repository was deleted or moved: its directory is not
+    there, but the one around it is) or ``no-memory`` (the repository is there, its database
+    is not), which ``projects --prune`` removes; or, kept because it may come back,
+    ``unreachable`` (neither the repository nor its parent directory is there, or it is an
+    empty directory: an unmounted disk looks like that), ``not-a-database`` or ``unreadable``.
+    """
+
+    state: str
+    reason: str = ""
+
+    @property
+    def prunable(self) -> bool:
+        return self.state in ("gone", "no-memory")
+
+
+def check_entry(entry: ProjectEntry) -> EntryCheck:
+    """Look (reading, never writing) at what ``entry`` points to."""
+    root = Path(entry.root)
+    try:
+        if root.is_dir():
+            if _empty(root):
+                return EntryCheck("unreachable", "an empty directory: an unmounted disk?")
+            return _check_database(Path(entry.database))
+        if root.exists():
+            return EntryCheck("gone", "a file now, not a repository")
+        if root.parent.is_dir() and not _empty(root.parent):
+            return EntryCheck("gone", "not there any more: deleted or moved")
+        return EntryCheck(
+            "unreachable",
+            f"not there, and {_first_missing(root)} is missing or empty: an unmounted disk?",
+        )
+    except OSError as err:
+        return EntryCheck("unreadable", f"cannot be read: {err.strerror or err}")
+
+
+def _check_database(database: Path) -> EntryCheck:
+    try:
+        with open(database, "rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return EntryCheck("no-memory", f"database missing: {database} was deleted")
+    except OSError as err:
+        return EntryCheck("unreadable", f"cannot read {database}: {err.strerror or err}")
+    if header != SQLITE_HEADER:
+        return EntryCheck("not-a-database", f"{database} is not a SQLite database")
+    return EntryCheck("ok")
+
+
+def _empty(folder: Path) -> bool:
+    with os.scandir(folder) as entries:
+        return next(entries, None) is None
+
+
+def _first_missing(path: Path) -> Path:
+    """The outermost directory above ``path`` that is missing or empty: a mount point, maybe."""
+    for parent in reversed(path.parents):
+        if not parent.is_dir() or _empty(parent):
+            return parent
+    return path.parent
