@@ -19,6 +19,7 @@ from .config import ProjectConfig, Settings, dump_config, load_config
 from .embed.ollama import OllamaEmbedder
 from .errors import NotInitialisedError
 from .files import make_dir, replace_file
+from .identity import Prior, settle
 from .paths import CONFIG_FILE, DB_FILE, workspace_dir
 from .registry import ProjectEntry
 from .store.db import Database, open_database
@@ -32,6 +33,9 @@ class Engine:
     repo: RepoInfo
     config: ProjectConfig
     db: Database
+    # Read-only, after the origin changed and before a sync carried memory over to the new
+    # id: the identity memory is still stored under (see identity.py).
+    prior: Prior | None = None
     _embedders: dict[bool, tuple[Any, OllamaEmbedder]] = field(default_factory=dict, repr=False)
 
     @property
@@ -40,7 +44,7 @@ class Engine:
 
     @property
     def project_id(self) -> str:
-        return self.repo.project_id
+        return self.prior.id if self.prior else self.repo.project_id
 
     def registry_entry(self) -> ProjectEntry:
         """What makes this repository findable by ``--all-projects``."""
@@ -139,4 +143,6 @@ async def open_engine(
     async with open_database(
         ws / DB_FILE, read_only=read_only, vectors=settings.vector != "off"
     ) as db:
-        yield Engine(settings=settings, repo=repo, config=config, db=db)
+        engine = Engine(settings=settings, repo=repo, config=config, db=db)
+        await settle(engine, writable=not read_only)  # the origin may have changed
+        yield engine

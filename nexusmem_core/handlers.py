@@ -391,6 +391,7 @@ async def status(engine: Engine) -> Status:
     )
     blocked = obstacle(db.path)
     return Status(
+        identity=await _identity_text(engine),
         unwritable=blocked.text if blocked else "",
         sessions=dict(sessions),
         flagged=await count_open(db, pid),
@@ -411,6 +412,20 @@ async def status(engine: Engine) -> Status:
         embedded=embedded,
         schema_version=version,
     )
+
+
+async def _identity_text(engine: Engine) -> str:
+    """Whether the origin changed: carried over already, or waiting for a sync to be."""
+    from .identity import last_change
+
+    origin = engine.repo.origin
+    if engine.prior is not None:
+        return (
+            f"changed from {engine.prior.origin or 'no origin'} to {origin or 'no origin'}: "
+            f"the next `nexusmem sync` carries {engine.prior.nodes} node(s) over"
+        )
+    change = await last_change(engine.db, engine.project_id)
+    return change.describe(origin) if change else ""
 
 
 async def _vector_status(engine: Engine) -> tuple[str, int]:
@@ -451,6 +466,7 @@ def status_text(s: Status) -> str:
     lines += [
         f"last sync  {s.last_sync or 'never'}{behind}",
         f"shell      {s.shell}",
+        *([f"origin     {s.identity}"] if s.identity else []),
         f"chains     {_chains_text(s.chains)}",
         f"vectors    {s.vector}",
         f"flagged    {_flagged_text(s.flagged)}",

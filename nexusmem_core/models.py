@@ -199,6 +199,7 @@ class Status:
     chains: dict[str, int] = field(default_factory=dict)  # failure -> fix links (see chains.py)
     flagged: int = 0  # stale nodes with an open "likely superseded" suggestion
     sessions: dict[str, int] = field(default_factory=dict)  # summary state -> sessions
+    identity: str = ""  # the origin changed: when, from what, and what was carried over
     unwritable: str = ""  # why the database cannot be written now (full disk, read-only)
 
     def to_dict(self) -> dict[str, Any]:

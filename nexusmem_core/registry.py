@@ -23,6 +23,7 @@ __all__ = [
     "EntryCheck",
     "ProjectEntry",
     "check_entry",
+    "forget_entry",
     "load_registry",
     "register_project",
     "remove_projects",
@@ -107,6 +108,20 @@ def register_project(home: Path, entry: ProjectEntry, synced: bool = False) -> N
         entries.append(entry)
         entries.sort(key=lambda e: e.root)
         _write(home, entries)
+
+
+def forget_entry(home: Path, root: str, database: str) -> None:
+    """Remove the entry at ``root`` if it is this ``database``'s (a checkout that moved), or
+    its database is gone; an entry another checkout now owns at that root stays."""
+    with _locked(home):
+        entries = load_registry(home)
+        kept = [
+            e
+            for e in entries
+            if e.root != root or (e.database != database and Path(e.database).is_file())
+        ]
+        if len(kept) != len(entries):
+            _write(home, kept)
 
 
 def remove_projects(home: Path, roots: set[str]) -> None:

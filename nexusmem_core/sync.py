@@ -24,6 +24,7 @@ from .hygiene.deny import DenyFilter
 from .hygiene.review import keep_judgements, restore_judgements
 from .hygiene.unreachable import CURSOR as UNREACHABLE_CURSOR
 from .hygiene.unreachable import prune_unreachable
+from .identity import adopt, follow_registry
 from .models import Node, SyncReport
 from .registry import register_project
 from .store import vectors
@@ -69,6 +70,9 @@ async def sync(
     repo, db, pid = engine.repo, engine.db, engine.project_id
     report = SyncReport(project=repo.name, root=str(repo.root), rebuilt=rebuild)
     async with db.transaction():
+        # The origin may have changed since the engine was opened (a long-lived MCP server):
+        # memory recorded under the old project id comes along first (see identity.py).
+        carried = await adopt(db, repo)
         await upsert_project(db, pid, repo.name, str(repo.root), repo.origin)
         # People's judgements (review, mark-stale) outlive a rebuild: node ids are derived
         # from what a node is, so the re-ingested node gets its judgement back.
@@ -103,6 +107,8 @@ async def sync(
             await db.execute("drop table temp.recorded")
         await set_cursor(db, pid, "last_sync", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     try:
+        if carried:
+            follow_registry(engine, carried)
         register_project(engine.settings.home, engine.registry_entry(), synced=True)
     except FileAccessError as err:  # memory is written; only the cross-project index is not
         report.notes.append(f"the project registry was not updated: {err}")

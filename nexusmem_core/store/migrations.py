@@ -262,6 +262,21 @@ end;
 insert into nodes_cjk(rowid, title, body) select seq, title, body from nodes where cjk;
 """
 
+# Identities a project was known by before its origin changed (see identity.py): each one
+# carried over into ``project_id``, when, and how many nodes came along, for ``status``.
+_V8_ALIASES = """
+create table project_aliases (
+    old_id     text primary key,            -- the project id memory was stored under
+    project_id text not null,               -- the id it was carried into
+    old_origin text,                        -- the origin URL then (redacted), null for none
+    old_root   text not null,
+    reason     text not null,               -- same checkout (root), or same history (commit)
+    nodes      integer not null,            -- how many nodes were carried over
+    changed_at integer not null
+) without rowid;
+create index project_aliases_project on project_aliases(project_id, changed_at);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
@@ -270,6 +285,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (5, "hygiene", _V5_HYGIENE),
     (6, "sources", _V6_SOURCES),
     (7, "cjk", _V7_CJK),
+    (8, "aliases", _V8_ALIASES),
 ]
 
 

@@ -25,6 +25,7 @@ EXPECTED_TABLES = {
     "import_edges",
     "nodes_cjk",
     "contradictions",
+    "project_aliases",
 }
 EXPECTED_NODE_COLUMNS = [
     "seq",
