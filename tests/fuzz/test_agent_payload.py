@@ -6,6 +6,7 @@ every record it appends must be one that sync can read back.
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -106,7 +107,7 @@ def payloads(draw: st.DrawFn) -> bytes:
     """A payload Claude Code would send, some fields replaced, then maybe broken as bytes."""
     payload = json.loads(json.dumps(draw(st.sampled_from(_BASES))))
     for key in draw(st.lists(st.sampled_from(sorted(payload)), max_size=3)):
-        payload[key] = draw(st.sampled_from(_HOSTILE))
+        payload[key] = draw(st.sampled_from(_HOSTILE).map(copy.deepcopy))
     inner = payload.get("tool_input")
     if isinstance(inner, dict) and "command" in inner:
         inner["command"] = draw(st.one_of(st.sampled_from(_COMMANDS), mutated(_COMMANDS)))

@@ -7,6 +7,7 @@ what to do (``ConfigError``, ``UsageError``); never a traceback.
 
 from __future__ import annotations
 
+import copy
 import json
 import warnings
 from dataclasses import fields, is_dataclass
@@ -82,7 +83,7 @@ def config_texts(draw: st.DrawFn) -> bytes:
         key = path[-1]
         change = draw(st.sampled_from(["value", "rename", "drop"]))
         if change == "value":
-            parent[key] = draw(st.sampled_from(_HOSTILE))
+            parent[key] = draw(st.sampled_from(_HOSTILE).map(copy.deepcopy))
         elif change == "rename" and key in parent:
             parent[draw(st.sampled_from([key.upper(), key + "s", key.replace("max", "max_")]))] = (
                 parent.pop(key)

@@ -9,6 +9,7 @@ over and counted; each record kept becomes a node that SQLite stores.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections import Counter
@@ -95,7 +96,7 @@ def records(draw: st.DrawFn, base: dict[str, Any]) -> dict[str, Any]:
     record = dict(base)
     for key in draw(st.lists(st.sampled_from(sorted(base)), max_size=4)):
         if draw(st.booleans()):
-            record[key] = draw(st.sampled_from(_HOSTILE))
+            record[key] = draw(st.sampled_from(_HOSTILE).map(copy.deepcopy))
         else:
             record.pop(key, None)
     record["cwd"] = draw(st.sampled_from([ROOT, ROOT + "/src", "/elsewhere", record.get("cwd")]))

@@ -8,6 +8,7 @@ included. A person's message may hold anything a person pastes.
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -77,7 +78,7 @@ def claude_records(draw: st.DrawFn) -> dict[str, Any]:
         "message": {"content": draw(_blocks("text"))},
     }
     for key in draw(st.lists(st.sampled_from(sorted(record)), max_size=2)):
-        record[key] = draw(st.sampled_from(_HOSTILE))
+        record[key] = draw(st.sampled_from(_HOSTILE).map(copy.deepcopy))
     if draw(st.booleans()):
         record[draw(st.sampled_from(["isSidechain", "isMeta", "isCompactSummary"]))] = True
     return record
@@ -96,7 +97,7 @@ def codex_records(draw: st.DrawFn) -> dict[str, Any]:
         "content": draw(_blocks("input_text" if role == "user" else "output_text")),
     }
     for key in draw(st.lists(st.sampled_from(sorted(payload)), max_size=2)):
-        payload[key] = draw(st.sampled_from(_HOSTILE))
+        payload[key] = draw(st.sampled_from(_HOSTILE).map(copy.deepcopy))
     return {"timestamp": "2026-01-01T00:00:00.000Z", "type": kind, "payload": payload}
 
 
