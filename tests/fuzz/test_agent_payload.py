@@ -139,7 +139,7 @@ def check_payload(data: bytes, store: Store) -> None:
     assert read.malformed == 0, log.read_bytes()[-300:]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=payloads())
 @example(data=b"[" * 100_000)
 @example(data=json.dumps({**_BASES[0], "tool_input": {"command": "cd ~a\x00b && ls"}}).encode())
@@ -152,7 +152,7 @@ def test_a_payload_is_acted_on_or_counted(store: Store, data: bytes) -> None:
 _WRAPPERS = [" ", "\n", "\t", ";", "&&", "||", "echo", " $?", '"$?"', "'", "2>&1", "cd ", "~", "x"]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     command=st.one_of(st.sampled_from(_COMMANDS), mutated(_COMMANDS), repeated(_WRAPPERS, 30_000)),
     cwd=st.sampled_from([CWD, "/", "relative", CWD + "/\x00", "\ud800"]),

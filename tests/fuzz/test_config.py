@@ -162,7 +162,7 @@ def deny_lists(draw: st.DrawFn) -> bytes:
     return json.dumps(document).encode()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=config_texts())
 @example(data=b"[" * 100_000)
 @example(data=b"1" * 5000)
@@ -170,21 +170,21 @@ def test_a_config_file_loads_or_is_one_line(store: Store, data: bytes) -> None:
     check_config(data, store)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(data=st.one_of(st.sampled_from(_RAW), junk_bytes(st.text(max_size=30))))
 @example(data=b"[" * 100_000)
 def test_a_corrupt_registry_reads_as_empty(store: Store, data: bytes) -> None:
     check_registry(data, store)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(data=st.one_of(config_texts(), st.sampled_from([b'{"hooks": []}', b'{"hooks": {"x": 1}}'])))
 @example(data=b"1" * 5000)
 def test_a_broken_agent_settings_file_is_unreadable(store: Store, data: bytes) -> None:
     check_agent_settings(data, store)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(data=deny_lists())
 @example(
     data=json.dumps(

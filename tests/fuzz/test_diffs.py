@@ -52,7 +52,7 @@ def check_patches(text: str) -> None:
         is_skipped_path(patch.path, ("*.gen",))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(patches)
 @example('diff --git "a/\\19" "b/\\19"\n--- "a/\\19"\n+++ "b/\\19"\n@@ -1 +1 @@\n-a\n+b\n')
 @example('diff --git a/x b/x\n+++ "b/\\1')
@@ -83,7 +83,7 @@ def _quote(path: str) -> str:
     return f'"{out}"'
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     files=st.lists(
         st.tuples(_path, st.integers(0, 4), st.integers(0, 4)),

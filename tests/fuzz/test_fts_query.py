@@ -104,7 +104,7 @@ def check_query(text: str, store: Store) -> None:
     store.portal.call(cjk_candidates, store.db, text, PROJECT)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(text=queries)
 @example(text='"')
 @example(text="NEAR(a b) AND title:x OR *")

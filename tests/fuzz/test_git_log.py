@@ -77,7 +77,7 @@ def check_record(record: bytes) -> None:
     assert len(node.body) <= 4000 + len("\n[truncated]")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(records())
 @example(b"a" * 40 + b"\x00\x00" + b"18446744073709551615\x00me\x00msg\x00")
 @example(b"a" * 40 + b"\x00\x00" + b"4611686018427387904\x00me\x00msg\x00")
@@ -85,7 +85,7 @@ def test_a_record_parses_or_is_passed_over(record: bytes) -> None:
     check_record(record)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     sha=st.text(HEX, min_size=40, max_size=40),
     parents=st.lists(st.text(HEX, min_size=40, max_size=40), max_size=3),
@@ -173,7 +173,7 @@ def check_stream(stream: tuple[bytes, list[bytes]]) -> None:
         assert _parsed(_stream(chunks)) == _parsed(_split(data))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(chunked_streams())
 def test_records_do_not_depend_on_where_chunks_end(stream: tuple[bytes, list[bytes]]) -> None:
     check_stream(stream)

@@ -108,7 +108,7 @@ def _names(value: Any) -> list[str]:
     return found + _names(list(value.values()))
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(thread=threads())
 def test_a_thread_becomes_a_node_or_is_unreadable(thread: dict[str, Any], store: Store) -> None:
     check_thread(thread, store)

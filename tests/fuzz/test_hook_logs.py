@@ -163,7 +163,7 @@ def check_log(case: tuple[str, bytes], store: Store) -> None:
         assert scrubbed.count(b"\n") == line.count(b"\n")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(case=logs())
 @example(case=("shell", _line({**_SHELL, "cwd": ROOT + "/\x00"}, True) + b"\n"))
 @example(case=("shell", _line({**_SHELL, "cmd": "make \ud800"}, True) + b"\n"))

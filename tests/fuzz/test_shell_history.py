@@ -75,7 +75,7 @@ def check_history(case: tuple[str, bytes, int], store: Store) -> None:
     store.write(nodes)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(case=histories())
 @example(case=("zsh", b"\x83" * 100_000, 300))
 @example(case=("fish", b"- cmd: " + b"\\" * 100_000 + b"\n", 300))

@@ -146,7 +146,7 @@ def check_transcript(case: tuple[str, bytes], store: Store) -> None:
         assert text is None or text.encode()
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(case=transcripts)
 @example(
     case=(
@@ -161,7 +161,7 @@ def test_a_transcript_becomes_nodes_or_is_passed_over(
     check_transcript(case, store)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_text)
 @example("<a></a>" * 30 + "<b>")
 @example("<system-reminder>" * 20_000)
