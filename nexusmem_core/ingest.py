@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,9 +109,14 @@ def diff_node(project_id: str, commit: Commit, patch: FilePatch, max_chars: int)
 
 
 async def commit_nodes(
-    project_id: str, root: Path, rev_range: str, config: ProjectConfig, since: str | None = None
+    project_id: str,
+    root: Path,
+    rev_range: str,
+    config: ProjectConfig,
+    since: str | None = None,
+    passed_over: Callable[[bytes], object] | None = None,
 ) -> AsyncIterator[tuple[Commit, Node]]:
-    async for commit in walk_commits(root, rev_range, since):
+    async for commit in walk_commits(root, rev_range, since, passed_over):
         yield commit, commit_node(project_id, commit, config.limits.max_body_chars)
 
 

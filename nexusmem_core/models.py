@@ -139,6 +139,7 @@ class SyncReport:
     project: str
     root: str
     commits: int = 0
+    git_skipped: int = 0  # git log records that could not be read (a corrupt commit object)
     diffs: int = 0
     docs_sections: int = 0
     docs_files_parsed: int = 0

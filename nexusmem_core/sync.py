@@ -140,7 +140,9 @@ async def _ingest(
         report.full_walk = full
         rev = repo.head if full else f"{cursor}..{repo.head}"
         if sources.git.enabled:
-            report.commits = await _sync_commits(engine, rev, since, touched, progress, deny)
+            report.commits = await _sync_commits(
+                engine, rev, since, touched, report, progress, deny
+            )
         if sources.diff.enabled:
             limit = ["-n", str(sources.diff.max_commits)] if full else []
             since_args = [f"--since={since}"] if since else []
@@ -256,14 +258,19 @@ async def _sync_commits(
     rev: str,
     since: str | None,
     touched: dict[str, int],
+    report: SyncReport,
     progress: Progress,
     deny: DenyFilter,
 ) -> int:
-    """Upsert commit nodes; note the newest commit time of every path (doc dates come from it)."""
+    """Upsert commit nodes; note the newest commit time of every path (doc dates come from it).
+    A record git printed that cannot be read is counted in ``report.git_skipped``."""
+
+    def passed_over(_record: bytes) -> None:
+        report.git_skipped += 1
 
     async def nodes() -> AsyncIterator[Node]:
         async for commit, node in ingest.commit_nodes(
-            engine.project_id, engine.repo.root, rev, engine.config, since
+            engine.project_id, engine.repo.root, rev, engine.config, since, passed_over
         ):
             for _, path in commit.changes:
                 touched.setdefault(path, commit.ts)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -300,15 +300,21 @@ def _cut(buf: bytearray, start: int, scan: int, final: bool) -> tuple[list[bytes
 
 
 async def walk_commits(
-    root: Path, rev_range: str, since: str | None = None
+    root: Path,
+    rev_range: str,
+    since: str | None = None,
+    passed_over: Callable[[bytes], object] | None = None,
 ) -> AsyncIterator[Commit]:
-    """Stream the commits in ``rev_range`` (newest first) with the paths each one changed."""
+    """Stream the commits in ``rev_range`` (newest first) with the paths each one changed; a
+    record that does not parse (a corrupt or hand-made commit object) goes to ``passed_over``."""
     args = ["log", "-z", "--no-renames", "--name-status", "--format=" + LOG_FORMAT]
     if since:
         args.append(f"--since={since}")
     async for record in log_records(root, [*args, rev_range, "--"]):
         if (commit := _parse_record(record)) is not None:
             yield commit
+        elif passed_over is not None:
+            passed_over(record)
 
 
 def _split(data: bytes) -> list[bytes]:

@@ -9,6 +9,7 @@ date git prints as any run of digits.
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections.abc import AsyncIterator
 
@@ -214,8 +215,9 @@ def test_a_commit_dated_past_any_calendar_is_passed_over(repo: Repo) -> None:
         repo.git("update-ref", "HEAD", sha.strip())
         parent = sha.strip()
     assert run_cli("init", cwd=repo.path).returncode == 0
-    synced = run_cli("sync", "--no-embed", cwd=repo.path)
+    synced = run_cli("sync", "--no-embed", "--json", cwd=repo.path)
     assert synced.returncode == 0, synced.stderr
+    assert json.loads(synced.stdout)["git_skipped"] == 2  # passed over, and counted
     found = run_cli("query", "retry budget", "--json", cwd=repo.path)
     assert found.returncode == 0, found.stderr
     assert "odd date" not in found.stdout and "retry" in found.stdout
