@@ -20,7 +20,7 @@ from .precheck import PrecheckReport
 from .registry import check_entry, load_registry, register_project, remove_projects
 from .retrieval.cjk import excerpt_terms, has_cjk
 from .retrieval.fuse import PROJECT_RRF_K, rrf
-from .retrieval.pack import Packer, display_title, format_date, pack
+from .retrieval.pack import Packer, display_title, format_date, pack, preview_row
 from .retrieval.query import fts_match, query_terms
 from .retrieval.rank import prior_factor
 from .store import vectors
@@ -643,19 +643,7 @@ async def scan(
         for doc in await ingest.read_doc_files(repo.root, cfg):
             nodes += ingest.doc_nodes(pid, doc, doc.mtime, cfg.limits.max_body_chars)
         nodes = nodes[:limit] if limit else nodes
-    return [
-        {
-            "id": n.id,
-            "kind": n.kind,
-            "ref": n.ref,
-            "title": display_title(n),
-            "date": format_date(n.ts),
-            "signal": n.signal,
-            "provenance": n.provenance,
-            "chars": len(n.body),
-        }
-        for n in nodes
-    ]
+    return [preview_row(n) for n in nodes]
 
 
 async def scan_conversation(

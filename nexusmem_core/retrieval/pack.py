@@ -15,10 +15,18 @@ import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from ..models import SearchResult
+from ..models import Node, SearchResult
 from ..store.fts import Candidate
 
-__all__ = ["Packer", "estimate_tokens", "excerpt", "format_date", "pack", "render_entry"]
+__all__ = [
+    "Packer",
+    "estimate_tokens",
+    "excerpt",
+    "format_date",
+    "pack",
+    "preview_row",
+    "render_entry",
+]
 
 EXCERPT_LINES = 4
 EXCERPT_CHARS = 360
@@ -127,6 +135,20 @@ def display_title(c: _Titled) -> str:
         code = c.meta.get("exit")
         return f"shell: {c.title}  (exit {code if code is not None else 'unknown'})"
     return c.title
+
+
+def preview_row(n: Node) -> dict[str, Any]:
+    """One node as the ``scan-*`` dry runs show it: what a sync would write, and its score."""
+    return {
+        "id": n.id,
+        "kind": n.kind,
+        "ref": n.ref,
+        "title": display_title(n),
+        "date": format_date(n.ts),
+        "signal": n.signal,
+        "provenance": n.provenance,
+        "chars": len(n.body),
+    }
 
 
 def _result(c: Candidate, summary: str, project: str) -> SearchResult:

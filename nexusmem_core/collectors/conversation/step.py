@@ -172,22 +172,9 @@ class Preview:
 
     def to_dict(self) -> dict[str, Any]:
         """The totals, and one row per node in the shape of the other ``scan-*`` commands."""
-        from ...retrieval.pack import display_title, format_date
+        from ...retrieval.pack import preview_row
 
-        rows = [
-            {
-                "id": n.id,
-                "kind": n.kind,
-                "ref": n.ref,
-                "title": display_title(n),
-                "date": format_date(n.ts),
-                "signal": n.signal,
-                "provenance": n.provenance,
-                "chars": len(n.body),
-                "redacted": redacted,
-            }
-            for n, redacted in self.nodes
-        ]
+        rows = [{**preview_row(n), "redacted": redacted} for n, redacted in self.nodes]
         return {
             "files": self.files,
             "skipped": self.skipped,

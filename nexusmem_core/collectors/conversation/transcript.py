@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..shell.hooklog import storable
+
 __all__ = [
     "MAX_LINE",
     "Exchange",
@@ -103,18 +105,6 @@ def parse_ts(value: object) -> int | None:
         moment = moment.replace(tzinfo=dt.UTC)
     seconds = moment.timestamp()
     return int(seconds) if 0 <= seconds < 2**33 else None
-
-
-def storable(text: str) -> bool:
-    """False for text SQLite cannot encode: a lone surrogate, which JSON's ``\\ud800`` allows.
-    A record carrying one is passed over; stored, it would fail the sync every time."""
-    if text.isascii():
-        return True
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 # Messages in the person's role that the harness wrote: context blocks (Codex's

@@ -38,22 +38,9 @@ class Preview:
 
     def to_dict(self) -> dict[str, Any]:
         """The preview as ``scan-github --json`` prints it (rows shaped as the other scans')."""
-        from ...retrieval.pack import display_title, format_date
+        from ...retrieval.pack import preview_row
 
-        rows = [
-            {
-                "id": n.id,
-                "kind": n.kind,
-                "ref": n.ref,
-                "title": display_title(n),
-                "date": format_date(n.ts),
-                "signal": n.signal,
-                "provenance": n.provenance,
-                "chars": len(n.body),
-                "url": n.meta.get("url"),
-            }
-            for n in self.nodes
-        ]
+        rows = [{**preview_row(n), "url": n.meta.get("url")} for n in self.nodes]
         return {"github": self.note, "redacted": self.redacted, "threads": rows}
 
 

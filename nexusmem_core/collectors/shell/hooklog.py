@@ -32,6 +32,7 @@ __all__ = [
     "cannot_append",
     "command_hash",
     "read_new",
+    "storable",
 ]
 
 LOG_FILE = "shell-history.jsonl"
@@ -212,11 +213,11 @@ def _parse(line: bytes) -> dict[str, Any] | None:
             return None
     for name in _TEXTS:
         value = record.get(name)
-        if value is not None and not (isinstance(value, str) and _encodable(value)):
+        if value is not None and not (isinstance(value, str) and storable(value)):
             return None
     edited = record.get("edited")
     if edited is not None and not (
-        isinstance(edited, list) and all(isinstance(p, str) and _encodable(p) for p in edited)
+        isinstance(edited, list) and all(isinstance(p, str) and storable(p) for p in edited)
     ):
         return None
     for name, (low, high) in _NUMBERS.items():
@@ -230,7 +231,9 @@ def _parse(line: bytes) -> dict[str, Any] | None:
     return record
 
 
-def _encodable(text: str) -> bool:
+def storable(text: str) -> bool:
+    """False for text SQLite cannot encode: a lone surrogate, which JSON's ``\\ud800`` allows.
+    A record carrying one is passed over; stored, it would fail the sync every time."""
     if text.isascii():
         return True
     try:
