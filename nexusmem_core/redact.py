@@ -525,7 +525,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "slack_token",
-        r"x(?<![A-Za-z0-9-]x)(?:ox[abprse]|app)-[A-Za-z0-9-]{10,250}",
+        r"x(?<![A-Za-z0-9-]x)(?:ox[abprse]|app)-[A-Za-z0-9-]{10,250}(?![A-Za-z0-9-])",
         "slack-cli --bot xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp",
         "slack-cli --bot [REDACTED]",
         ("xox", "xapp-"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import string
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from nexusmem_core.redact import PLACEHOLDER, RULES, redact, redact_count
@@ -34,6 +34,7 @@ def check_redaction(text: str) -> None:
 
 @settings(max_examples=80, deadline=None)
 @given(texts)
+@example("xapp-" * 300)
 def test_redaction_of_any_text_ends_quickly(text: str) -> None:
     check_redaction(text)
 
