@@ -47,8 +47,9 @@ def histories(draw: st.DrawFn) -> tuple[str, bytes, int]:
     shell = draw(st.sampled_from(sorted(PARSERS)))
     pieces = st.sampled_from(_PIECES[shell] + _COMMON)
     data = b"".join(draw(st.lists(pieces, max_size=30)))
-    if draw(st.booleans()):  # a long run of one piece: the shape that makes loops slow
-        data += draw(pieces) * draw(st.integers(1, 5000))
+    if draw(st.booleans()):  # a long run of one piece (up to ~1 MB): what makes loops slow
+        piece = draw(pieces)
+        data += piece * draw(st.integers(1, max(1, min(5000, 1_000_000 // len(piece)))))
     return shell, data, draw(st.integers(1, 400))
 
 
