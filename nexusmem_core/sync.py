@@ -66,10 +66,15 @@ async def sync(
     engine.config = _opted_in(engine.config, conversation=conversation, github=github)
     if since and re.fullmatch(r"\d{4}-\d{2}-\d{2}", since.strip()):
         since = since.strip() + "T00:00:00"  # git reads a bare date as that day at this hour
-    engine.repo = await read_repo(engine.repo.root)  # HEAD may have moved since it was opened
-    repo, db, pid = engine.repo, engine.db, engine.project_id
-    report = SyncReport(project=repo.name, root=str(repo.root), rebuilt=rebuild)
+    db = engine.db
+    report = SyncReport(project=engine.repo.name, root=str(engine.repo.root), rebuilt=rebuild)
     async with db.transaction():
+        # HEAD may have moved since the engine was opened. It is read under the write lock:
+        # read before it, by a sync that then waited for another one to commit, it can be
+        # older than that sync's cursor, which looks like a rewritten history (a full walk,
+        # and the cursor set back).
+        engine.repo = await read_repo(engine.repo.root)
+        repo, pid = engine.repo, engine.project_id
         # The origin may have changed since the engine was opened (a long-lived MCP server):
         # memory recorded under the old project id comes along first (see identity.py).
         carried = await adopt(db, repo)
