@@ -3,13 +3,16 @@ thing. Found by the stress and crash harnesses (``tests/stress.py``, ``bench/``)
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from nexusmem_core import handlers
 from nexusmem_core import sync as sync_module
-from nexusmem_core.engine import Engine
+from nexusmem_core.config import Settings
+from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.store import db as db_module
 from nexusmem_core.store.nodes import get_cursor
 
@@ -57,3 +60,26 @@ async def test_a_sync_that_waited_for_another_does_not_walk_the_history_again(
     assert not report.full_walk
     head = repo.git("rev-parse", "HEAD").strip()
     assert await get_cursor(engine.db, engine.project_id, "git") == head
+
+
+async def test_a_writer_waits_for_a_transaction_longer_than_the_busy_timeout(
+    settings: Settings, engine: Engine, repo: Repo, monkeypatch: pytest.MonkeyPatch
+):
+    await handlers.sync(engine)
+    # The first sync of a 30,000-commit history held the write lock for over 20 s here, and a
+    # sync started meanwhile failed after busy_timeout (15 s) with "is busy". Shortened:
+    monkeypatch.setattr(db_module, "BUSY_TIMEOUT_MS", 50)
+    holder = sqlite.connect(str(engine.db.path), isolation_level=None, check_same_thread=False)
+    holder.execute("begin immediate")
+    release = threading.Timer(0.5, holder.execute, ["commit"])  # ten busy timeouts later
+    repo.commit("fix: waits for its turn", {"turn.txt": "turn\n"})
+    started = time.perf_counter()
+    release.start()
+    try:
+        async with open_engine(settings, repo.path) as second:
+            report = await handlers.sync(second)
+    finally:
+        release.join()
+        holder.close()
+    assert report.commits == 1
+    assert time.perf_counter() - started >= 0.5

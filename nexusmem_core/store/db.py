@@ -2,13 +2,15 @@
 
 Several MCP servers, hooks and a sync may open the same file at once. WAL lets readers run beside
 the single writer; ``BEGIN IMMEDIATE`` takes the write lock up front so a transaction never fails
-half-way on a lock upgrade; busy_timeout makes a second writer wait instead of failing.
+half-way on a lock upgrade; busy_timeout makes a second writer wait instead of failing, and a
+writer keeps waiting for as long as another one's transaction lasts (see ``WRITE_WAIT``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -20,12 +22,19 @@ import aiosqlite
 import anyio.to_thread
 
 from ..errors import StoreError
+from ..logging import get_logger
 from . import failures
 from .migrations import LATEST, migrate, schema_version
 
 __all__ = ["DB_ERRORS", "Database", "VectorSupport", "open_database", "sqlite_module"]
 
 BUSY_TIMEOUT_MS = 15_000
+# How long a write waits for another process's transaction, one busy_timeout after another.
+# A first sync of a 30,000-commit history holds the write lock for 20 s and more: a sync, a
+# review or a post-commit `sync --auto` started meanwhile waits its turn instead of failing.
+WRITE_WAIT = 30 * 60
+
+log = get_logger("store")
 
 
 def sqlite_module() -> ModuleType:
@@ -126,7 +135,7 @@ class Database:
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Database]:
         """One write transaction: all of it lands, or (on any exception) none of it."""
-        await self.conn.execute("begin immediate")
+        await self._begin()
         try:
             yield self
             await self.conn.execute("commit")  # a full disk often fails here, at the WAL write
@@ -141,8 +150,33 @@ class Database:
                 raise StoreError(failures.describe(self.path, err)) from err
             raise
 
+    async def _begin(self) -> None:
+        """``BEGIN IMMEDIATE``, waiting for another writer however long it writes (up to
+        ``WRITE_WAIT``). SQLite gives up after one busy_timeout; the lock it waited for is
+        held only by a live process that is still writing, so waiting on is the answer."""
+        started = time.monotonic()
+        while True:
+            try:
+                await self.conn.execute("begin immediate")
+                return
+            except DB_ERRORS as err:
+                waited = time.monotonic() - started
+                if not _busy(err) or waited >= WRITE_WAIT:
+                    raise
+                log.warning(
+                    "waiting_for_writer",
+                    database=str(self.path),
+                    waited_s=round(waited),
+                    hint="another NexusMem process is writing this memory (a long sync?)",
+                )
+
     async def close(self) -> None:
         await self.conn.close()
+
+
+def _busy(err: BaseException) -> bool:
+    name = str(getattr(err, "sqlite_errorname", "") or "")
+    return name.startswith("SQLITE_BUSY") or "database is locked" in str(err)
 
 
 async def _connect(
