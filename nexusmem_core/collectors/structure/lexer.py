@@ -20,15 +20,20 @@ STRING = r"\x02(\d+)\x03"
 
 _LINE = r"//[^\n]*"
 _BLOCK = r"/\*[\s\S]*?(?:\*/|\Z)"
-_DQ = r'"(?:[^"\\\n]|\\[\s\S])*"'
-_SQ = r"'(?:[^'\\\n]|\\[\s\S])*'"
+# A quote right after a backslash starts no string: tried from every `\"` of a line, an
+# unterminated string was scanned to the line's end once per quote (quadratic in its length).
+_DQ = r'(?<!\\)"(?:[^"\\\n]|\\[\s\S])*"'
+_SQ = r"(?<!\\)'(?:[^'\\\n]|\\[\s\S])*'"
 
 _DIALECTS = {
     # A regex literal is recognised after punctuation that cannot end an operand, so `a / b`
-    # stays division; `return /x/` is the one common form it misses.
+    # stays division; `return /x/` is the one common form it misses. One that does not close
+    # on its line runs to the line's end: tried again from every later `(/` instead, a long
+    # line of them took time with the square of its length.
     "js": re.compile(
-        rf"(?P<c>{_LINE}|{_BLOCK})|(?P<s>{_DQ}|{_SQ})|(?P<t>`(?:[^`\\]|\\[\s\S])*`)"
-        r"|(?P<r>(?<=[(,=:\[!&|?{};])\s*/(?![/*])(?:[^/\\\n\[]|\\.|\[(?:[^\]\\\n]|\\.)*\])+/)"
+        rf"(?P<c>{_LINE}|{_BLOCK})|(?P<s>{_DQ}|{_SQ})|(?P<t>(?<!\\)`(?:[^`\\]|\\[\s\S])*`)"
+        r"|(?P<r>(?<=[(,=:\[!&|?{};])\s*/(?![/*])"
+        r"(?:[^/\\\n\[]|\\.?|\[(?:[^\]\\\n]|\\.?)*+(?:\]|(?=\n)|\Z))*+(?:/|(?=\n)|\Z))"
     ),
     "go": re.compile(
         rf"(?P<c>{_LINE}|{_BLOCK})|(?P<s>{_DQ}|`[^`]*`)|(?P<r>'(?:[^'\\\n]|\\[^'\n]+)')"
@@ -37,10 +42,11 @@ _DIALECTS = {
         rf'(?P<c>{_LINE}|{_BLOCK})|(?P<s>"""[\s\S]*?"""|{_DQ})|(?P<r>\'(?:[^\'\\\n]|\\[^\'\n]+)\')'
     ),
     # Rust: block comments nest (handled in code), strings span lines, raw strings carry
-    # hashes, and a lone quote is a lifetime (`'a`) unless one character and a quote follow.
+    # hashes (an unterminated one runs to the end), and a lone quote is a lifetime (`'a`)
+    # unless one character and a quote follow.
     "rust": re.compile(
         r"(?P<c>//[^\n]*)|(?P<n>/\*)"
-        r'|(?P<s>(?<![\w])b?r(?P<h>#*)"[\s\S]*?"(?P=h)|"(?:[^"\\]|\\[\s\S])*")'
+        r'|(?P<s>(?<![\w])b?r(?P<h>#*)"[\s\S]*?(?:"(?P=h)|\Z)|(?<!\\)"(?:[^"\\]|\\[\s\S])*")'
         r"|(?P<r>'(?:[^'\\\n]|\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]{1,6}\}|[^\n]))')"
     ),
 }
