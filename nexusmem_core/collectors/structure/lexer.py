@@ -64,6 +64,9 @@ class Masked:
 
 def mask(text: str, dialect: str) -> Masked:
     """``text`` with comments blanked and string literals replaced by placeholders."""
+    # A placeholder's marker in the text itself (\x02, which no source needs) would point
+    # past the strings found: it is a space, one character for one, so offsets hold.
+    text = text.replace("\x02", " ")
     token = _DIALECTS[dialect]
     out: list[str] = []
     strings: list[str | None] = []
