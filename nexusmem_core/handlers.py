@@ -212,7 +212,11 @@ async def _semantic(
         hits = await vectors.knn(engine.db, engine.project_id, query_vector, depth)
     except DB_ERRORS as err:  # e.g. a query vector of another dimension than the stored ones
         return [], f"skipped: {err}; run `nexusmem sync` to re-embed"
-    found = await candidates_by_seq(engine.db, [seq for seq, _ in hits])
+    # Vectors are keyed by row number, and a rebuild gives row numbers to other nodes: until
+    # the vectors are made again, a row's vector may be another node's text. Only a vector
+    # made from the node's current content speaks for it.
+    own = await vectors.embedded_among(engine.db, embedder.model, [seq for seq, _ in hits])
+    found = await candidates_by_seq(engine.db, [seq for seq, _ in hits if seq in own])
     ordered = [found[seq] for seq, _ in hits if seq in found]
     if as_of is not None:
         ordered = [c for c in ordered if c.created_at <= as_of][:CANDIDATES]

@@ -208,3 +208,26 @@ async def test_the_query_embedding_fails_over_to_bm25(
         response = await handlers.search(engine, "retry budget")
     assert expected in response.vector
     assert response.results and response.results[0].title.startswith("fix: raise the retry")
+
+
+async def test_a_vector_left_from_before_a_rebuild_finds_no_other_node(settings, car_repo, ollama):
+    # Found while building the crash loop (tests/crash.py): a rebuild re-inserts the nodes,
+    # and their row numbers, which vectors are keyed by, go to other nodes. Until the vectors
+    # are made again (Ollama away, the embedding pass killed), the old ones must not point at
+    # those.
+    async with open_engine(with_ollama(settings, ollama), car_repo.path, create=True) as engine:
+        await handlers.sync(engine)
+        before = await handlers.search(engine, "car")
+    assert "fleet" in before.results[0].title.lower() and "vector" in before.results[0].arms
+    car_repo.commit("feat: zebra stripes", {"zebra.txt": "zebra\n"})  # shifts the row numbers
+    async with open_engine(settings, car_repo.path) as engine:  # Ollama is away
+        report = await handlers.sync(engine, rebuild=True)
+    assert report.embedded == 0
+    async with open_engine(with_ollama(settings, ollama), car_repo.path) as engine:
+        found = await handlers.search(engine, "car")
+        own = await engine.db.fetchall(
+            "select n.id from nodes n join embeddings e on e.seq = n.seq "
+            "and e.content_hash = n.content_hash"
+        )
+    by_vector = {r.id for r in found.results if "vector" in r.arms}
+    assert by_vector <= {node_id for (node_id,) in own}
