@@ -56,9 +56,11 @@ class Query:
     category: str
     text: str
     samples: list[float] = field(default_factory=list)  # ms
+    cpu: list[float] = field(default_factory=list)  # ms of CPU, all threads: less load-bound
     matched: int = 0  # candidates the search kept (at most 100)
     results: int = 0  # results packed into the budget
     fts_rows: int | None = None  # rows the FTS MATCH hits before ranking: what ranking costs
+    vector: str = ""  # what became of the vector arm in the warm-up search ("used", "off"...)
 
 
 def ensure_synced(repo: Path, env: dict[str, str]) -> dict[str, Any]:
@@ -158,27 +160,95 @@ def rows_text(values: list[int | None]) -> str:
     return f"{median(known):,.0f}" if known else "?"
 
 
-async def in_process(repo: Path, home: Path, queries: list[Query], rounds: int, seed: int) -> float:
-    """Time ``handlers.search`` per query; return the time to open the engine (ms)."""
+async def in_process(
+    repo: Path,
+    home: Path,
+    queries: list[Query],
+    rounds: int,
+    seed: int,
+    *,
+    vector: bool = True,
+    **settings: Any,
+) -> float:
+    """Time ``handlers.search`` per query; return the time to open the engine (ms).
+
+    ``vector`` is passed to every search; ``settings`` (``ollama_host``, ``embed_model``) go to
+    the engine's ``Settings``."""
     from nexusmem_core import handlers
     from nexusmem_core.config import Settings
     from nexusmem_core.engine import open_engine
 
     R = random.Random(seed)
     started = time.perf_counter()
-    async with open_engine(Settings(home=home), repo, read_only=True) as engine:
+    async with open_engine(Settings(home=home, **settings), repo, read_only=True) as engine:
         opened = (time.perf_counter() - started) * 1000
         for q in queries:  # warm-up: page cache, statement cache
-            response = await handlers.search(engine, q.text)
+            response = await handlers.search(engine, q.text, vector=vector)
             q.matched, q.results = response.matched, len(response.results)
+            q.vector = response.vector
         for _ in range(rounds):
             order = queries[:]
             R.shuffle(order)
             for q in order:
-                t = time.perf_counter_ns()
-                await handlers.search(engine, q.text)
+                t, c = time.perf_counter_ns(), time.process_time_ns()
+                await handlers.search(engine, q.text, vector=vector)
                 q.samples.append((time.perf_counter_ns() - t) / 1e6)
+                q.cpu.append((time.process_time_ns() - c) / 1e6)
     return opened
+
+
+def shapes_table(queries: list[Query]) -> str:
+    """Latency per query shape, with how many rows the shape's MATCH hits."""
+    cats: dict[str, list[Query]] = {}
+    for q in queries:
+        cats.setdefault(q.category, []).append(q)
+    rows = []
+    for cat, qs in cats.items():
+        vals = [s for q in qs for s in q.samples]
+        c50, c95, _ = pcts(vals)
+        cpu = [s for q in qs for s in q.cpu]
+        rows.append(
+            [
+                cat,
+                len(qs),
+                rows_text([q.fts_rows for q in qs]),
+                f"{c50:.2f}",
+                f"{c95:.2f}",
+                f"{max(vals):.2f}",
+                f"{median(cpu):.2f}",
+            ]
+        )
+    return table(
+        [
+            "query shape",
+            "queries",
+            "FTS rows hit (median)",
+            "p50 (ms)",
+            "p95 (ms)",
+            "max (ms)",
+            "CPU p50 (ms)",
+        ],
+        rows,
+    )
+
+
+def slowest_table(queries: list[Query], count: int = 6) -> str:
+    """The ``count`` slowest queries by their median over the rounds."""
+    slow = sorted(queries, key=lambda q: -median(q.samples))[:count]
+    return table(
+        ["query", "shape", "FTS rows hit", "results", "median (ms)"],
+        [
+            [
+                (q.text if len(q.text) <= 60 else q.text[:57] + "...").replace("|", "\\|"),
+                q.category,
+                rows_text([q.fts_rows]),
+                q.results,
+                f"{median(q.samples):.2f}",
+            ]
+            for q in slow
+        ],
+        align=["l", "l", "r", "r", "r"],
+    )
 
 
 def wall(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> float:
@@ -286,47 +356,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     print()
-    cats: dict[str, list[Query]] = {}
-    for q in queries:
-        cats.setdefault(q.category, []).append(q)
-    rows = []
-    for cat, qs in cats.items():
-        vals = [s for q in qs for s in q.samples]
-        c50, c95, _ = pcts(vals)
-        rows.append(
-            [
-                cat,
-                len(qs),
-                rows_text([q.fts_rows for q in qs]),
-                f"{c50:.2f}",
-                f"{c95:.2f}",
-                f"{max(vals):.2f}",
-            ]
-        )
-    print(
-        table(
-            ["query shape", "queries", "FTS rows hit (median)", "p50 (ms)", "p95 (ms)", "max (ms)"],
-            rows,
-        )
-    )
+    print(shapes_table(queries))
     print("\nSlowest queries (median over rounds):\n")
-    slow = sorted(queries, key=lambda q: -median(q.samples))[:6]
-    print(
-        table(
-            ["query", "shape", "FTS rows hit", "results", "median (ms)"],
-            [
-                [
-                    (q.text if len(q.text) <= 60 else q.text[:57] + "...").replace("|", "\\|"),
-                    q.category,
-                    rows_text([q.fts_rows]),
-                    q.results,
-                    f"{median(q.samples):.2f}",
-                ]
-                for q in slow
-            ],
-            align=["l", "l", "r", "r", "r"],
-        )
-    )
+    print(slowest_table(queries))
 
     pp50, pp95, _ = pcts(procs)
     print('\n### (b) whole process: `nexusmem query "<q>" -C repo`\n')

@@ -88,12 +88,12 @@ def bench_repo(repo: Path, runs: int) -> RepoResult:
     return r
 
 
-def git_floor(repo: Path, runs: int) -> tuple[float, float]:
-    """What git alone takes for the two walks a first sync makes (commits, then 200 patches)."""
-    env = bench_env(fresh_home())
+def git_walks(repo: Path, patches: int = 200) -> tuple[list[str], list[str]]:
+    """The two git walks a first sync makes: every commit's changed paths, then the patches
+    of the newest ``patches`` commits."""
     fmt = "--format=%x1e%H%x00%P%x00%ct%x00%an%x00%B%x00"
     walk = ["git", "-C", str(repo), "log", "-z", "--no-renames", "--name-status", fmt, "HEAD", "--"]
-    patches = [
+    patches_cmd = [
         "git",
         "-C",
         str(repo),
@@ -105,10 +105,17 @@ def git_floor(repo: Path, runs: int) -> tuple[float, float]:
         "--no-ext-diff",
         fmt,
         "-n",
-        "200",
+        str(patches),
         "HEAD",
         "--",
     ]
+    return walk, patches_cmd
+
+
+def git_floor(repo: Path, runs: int) -> tuple[float, float]:
+    """What git alone takes for the two walks a first sync makes (commits, then 200 patches)."""
+    env = bench_env(fresh_home())
+    walk, patches = git_walks(repo)
     try:
         return (
             median([measured(walk, env)["seconds"] for _ in range(runs)]),
