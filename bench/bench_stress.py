@@ -1,18 +1,21 @@
 """Many processes on one memory: 8 MCP servers searching, 2 syncs, hook writers, commits.
 
     .venv/bin/python bench/bench_stress.py [--seconds 60] [--servers 8] [--commits 300]
+    .venv/bin/python bench/bench_stress.py --commits 30000 --unsynced   # a 20 s write lock
 
-A generated repository (``gen_repo.py``) in a temporary directory is initialised and synced
-once; then, for ``--seconds``: ``--servers`` ``python -m nexusmem_mcp`` processes, each driven
-by the SDK's stdio client, call ``search_memory`` in a loop; one ``nexusmem sync`` and one
-``nexusmem sync --auto`` (as git's post-commit hook starts it) run back to back; shell-hook
-writers run the recorder the hooks start, and an agent-hook writer runs the hook file Claude
-Code runs, each with a unique command text; a commit lands every ``--commit-every`` seconds.
-Then one last sync, and the audit (see ``tests/stress.py``): every appended command in memory
-exactly once, no node twice, every commit there, SQLite and both FTS indexes intact.
+A clone of a generated repository (``gen_repo.py``, cached under ``bench/out/``) in a
+temporary directory is initialised and synced once (not with ``--unsynced``: then both syncs
+race to make the first one). Then, for ``--seconds``: ``--servers`` ``python -m nexusmem_mcp``
+processes, each driven by the SDK's stdio client, call ``search_memory`` in a loop; one
+``nexusmem sync`` and one ``nexusmem sync --auto`` (as git's post-commit hook starts it) run
+back to back; shell-hook writers run the recorder the hooks start, and an agent-hook writer
+runs the hook file Claude Code runs, each with a unique command text; a commit lands every
+``--commit-every`` seconds. Then one last sync, and the audit (see ``tests/stress.py``): every
+appended command in memory exactly once, no node twice, every commit there, SQLite and both
+FTS indexes intact.
 
-Prints a table per actor kind (calls, calls/s, p50/p99 latency, "database is locked" errors
-and other errors) and the audit. Exits 1 if any invariant broke. Loopback only.
+Prints a table per actor kind (calls, calls/s, p50/p99 latency, "database is locked" errors,
+other errors, full walks) and the audit. Exits 1 if any invariant broke. Loopback only.
 """
 
 from __future__ import annotations
@@ -27,18 +30,21 @@ from pathlib import Path
 import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from _common import NEXUSMEM, gen_repo, machine, percentile, run, table
+from _common import NEXUSMEM, ensure_repo, machine, percentile, run, table
 
 from tests.stress import Outcome, Plan, child_env, run_stress
 
 
-def _prepare(base: Path, commits: int, seed: int) -> tuple[Path, Path]:
+def _prepare(base: Path, commits: int, seed: int, synced: bool) -> tuple[Path, Path]:
+    """A clone of the cached generated repository, initialised (and synced, unless the run
+    is to start with every sync racing to make the first one)."""
     root, home = base / "repo", base / "home"
-    print(f"generating a {commits}-commit repository ...", file=sys.stderr, flush=True)
-    gen_repo.generate(root, commits, seed, quiet=True)
+    source = ensure_repo(commits, seed)
+    run(["git", "clone", "-q", str(source), str(root)], dict(os.environ))
     env = child_env(home)
     run([NEXUSMEM, "init", "-C", str(root)], env)
-    run([NEXUSMEM, "sync", "-q", "-C", str(root)], env)
+    if synced:
+        run([NEXUSMEM, "sync", "-q", "-C", str(root)], env)
     return root, home
 
 
@@ -104,12 +110,17 @@ def main() -> int:
     parser.add_argument("--agent-writers", type=int, default=1)
     parser.add_argument("--commit-every", type=float, default=5.0)
     parser.add_argument("--commits", type=int, default=300, help="size of the repository")
+    parser.add_argument(
+        "--unsynced",
+        action="store_true",
+        help="start before the first sync: both syncs race to make it (long write lock)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="nexusmem-stress-"))
     try:
-        root, home = _prepare(base, args.commits, args.seed)
+        root, home = _prepare(base, args.commits, args.seed, synced=not args.unsynced)
         plan = Plan(
             root=root,
             home=home,
@@ -120,6 +131,7 @@ def main() -> int:
             commit_every=args.commit_every or None,
             seed=args.seed,
             logs=base / "logs",
+            synced=not args.unsynced,
         )
         print(f"{machine()}; load average {os.getloadavg()[0]:.1f}", file=sys.stderr)
         print(f"running for {args.seconds:.0f} s ...", file=sys.stderr, flush=True)
