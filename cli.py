@@ -421,6 +421,28 @@ async def cmd_scrub_secrets(settings: Settings, args: argparse.Namespace) -> int
     return 0
 
 
+async def cmd_scan_structure(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_core import handlers
+    from nexusmem_core.engine import read_project
+
+    # A dry run works before init and creates nothing.
+    repo, config = await read_project(Path(args.C))
+    graph = await handlers.scan_structure(repo, config, args.limit)
+    if args.json:
+        _print_json(graph)
+    else:
+        for edge in graph["edges"]:
+            print(f"{edge['src']} -> {edge['dst']} ({edge['lang']})")
+    langs = ", ".join(f"{lang} {count}" for lang, count in graph["by_lang"].items())
+    print(
+        f"{graph['edge_count']} import edge(s){f' ({langs})' if langs else ''} among "
+        f"{graph['files']} source file(s); {graph['too_large']} too large and "
+        f"{graph['unparsed']} unparsable passed over (dry run: nothing was written)",
+        file=sys.stderr,
+    )
+    return 0
+
+
 def _scan(source: str) -> Callable[[Settings, argparse.Namespace], Awaitable[int]]:
     async def command(settings: Settings, args: argparse.Namespace) -> int:
         from nexusmem_core import handlers
@@ -951,6 +973,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--limit", type=int, metavar="N", help="read at most N threads")
     p.set_defaults(func=cmd_scan_github)
+
+    p = sub.add_parser(
+        "scan-structure",
+        parents=[repo, as_json],
+        help="dry run: the file-to-file import edges a sync would store",
+        description="Read the Python, JavaScript/TypeScript, Go, Rust and Java files git lists "
+        "and print which repository file each one imports, as `src -> dst (lang)`. Nothing is "
+        "written, not even .nexusmem/.",
+    )
+    p.add_argument("--limit", type=int, metavar="N", help="show at most N edges")
+    p.set_defaults(func=cmd_scan_structure)
     return parser
 
 

@@ -68,6 +68,7 @@ __all__ = [
     "scan_conversation",
     "scan_github",
     "scan_session",
+    "scan_structure",
     "scrub_secrets",
     "search",
     "search_all",
@@ -393,10 +394,13 @@ async def status(engine: Engine) -> Status:
     sessions = await db.fetchall(
         "select state, count(*) from sessions where project_id = ? group by state", (pid,)
     )
+    import_edges, structure = await _import_graph(engine)
     blocked = obstacle(db.path)
     return Status(
         identity=await _identity_text(engine),
         unwritable=blocked.text if blocked else "",
+        import_edges=import_edges,
+        structure=structure,
         sessions=dict(sessions),
         flagged=await count_open(db, pid),
         chains=chains.__dict__,
@@ -430,6 +434,23 @@ async def _identity_text(engine: Engine) -> str:
         )
     change = await last_change(engine.db, engine.project_id)
     return change.describe(origin) if change else ""
+
+
+async def _import_graph(engine: Engine) -> tuple[dict[str, int], str]:
+    """The import graph's edges by language, and why there is none when there is none."""
+    db, pid = engine.db, engine.project_id
+    rows = await db.fetchall(
+        "select lang, count(*) from import_edges where project_id = ? group by lang "
+        "order by 2 desc, 1",
+        (pid,),
+    )
+    if rows:
+        return dict(rows), ""
+    if not engine.config.sources.structure.enabled:
+        return {}, "off (sources.structure.enabled is false)"
+    if await get_cursor(db, pid, "structure") is None:
+        return {}, "not built yet: run `nexusmem sync`"
+    return {}, "no import between files of the repository was found"
 
 
 async def _vector_status(engine: Engine) -> tuple[str, int]:
@@ -472,6 +493,7 @@ def status_text(s: Status) -> str:
         f"shell      {s.shell}",
         *([f"origin     {s.identity}"] if s.identity else []),
         f"chains     {_chains_text(s.chains)}",
+        f"imports    {_imports_text(s.import_edges, s.structure)}",
         f"vectors    {s.vector}",
         f"flagged    {_flagged_text(s.flagged)}",
         *([f"sessions   {_sessions_text(s.sessions)}"] if s.sessions else []),
@@ -479,6 +501,13 @@ def status_text(s: Status) -> str:
         *([f"           cannot be written: {s.unwritable}"] if s.unwritable else []),
     ]
     return "\n".join(lines)
+
+
+def _imports_text(edges: dict[str, int], structure: str) -> str:
+    if not edges:
+        return structure
+    langs = ", ".join(f"{lang} {count}" for lang, count in edges.items())
+    return f"{sum(edges.values())} file-to-file import edge(s): {langs}"
 
 
 def _flagged_text(flagged: int) -> str:
@@ -648,6 +677,22 @@ async def scan(
             nodes += ingest.doc_nodes(pid, doc, doc.mtime, cfg.limits.max_body_chars)
         nodes = nodes[:limit] if limit else nodes
     return [preview_row(n) for n in nodes]
+
+
+async def scan_structure(
+    repo: RepoInfo, cfg: ProjectConfig, limit: int | None = None
+) -> dict[str, Any]:
+    """The import graph a sync would store, built from the working tree and not stored (so it
+    works before ``init``): the first ``limit`` edges, and the counts."""
+    import anyio.to_thread
+
+    from .collectors.structure import build_graph, list_tree
+
+    if limit is not None and limit < 1:
+        raise UsageError("scan-structure --limit: give a number of edges, 1 or more")
+    listing = await list_tree(repo.root, cfg.sources.diff.skip_globs)
+    graph, _ = await anyio.to_thread.run_sync(build_graph, listing)
+    return graph.to_dict(limit)
 
 
 async def scan_conversation(

@@ -200,6 +200,8 @@ class Status:
     chains: dict[str, int] = field(default_factory=dict)  # failure -> fix links (see chains.py)
     flagged: int = 0  # stale nodes with an open "likely superseded" suggestion
     sessions: dict[str, int] = field(default_factory=dict)  # summary state -> sessions
+    import_edges: dict[str, int] = field(default_factory=dict)  # import graph, by language
+    structure: str = ""  # why there is no import graph, when there is none
     identity: str = ""  # the origin changed: when, from what, and what was carried over
     unwritable: str = ""  # why the database cannot be written now (full disk, read-only)
 

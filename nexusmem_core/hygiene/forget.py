@@ -179,11 +179,24 @@ async def _on_list(db: Database, pid: str, entry: DenyEntry, needle: str | None)
 
 async def _forget_doc_files(db: Database, pid: str, deny: DenyFilter) -> None:
     """A doc file whose path holds the value: its bookkeeping row goes too (its sections went
-    with the nodes; a later sync parses it again and the deny list drops what it finds)."""
+    with the nodes; a later sync parses it again and the deny list drops what it finds). So do
+    the import edges from or to such a file (the next graph build leaves them out)."""
     rows = await db.fetchall("select path from doc_files where project_id = ?", (pid,))
     for (path,) in rows:
         if deny.matches([path]):
             await db.execute("delete from doc_files where project_id = ? and path = ?", (pid, path))
+    edges = await db.fetchall("select src, dst from import_edges where project_id = ?", (pid,))
+    for src, dst in edges:
+        if deny.matches([src, dst]):
+            await db.execute(
+                "delete from import_edges where project_id = ? and src = ? and dst = ?",
+                (pid, src, dst),
+            )
+    # The graph's per-file cache is keyed by path: the next sync builds it afresh.
+    await db.execute(
+        "delete from cursors where project_id = ? and source in ('structure', 'structure:files')",
+        (pid,),
+    )
 
 
 async def _insert(db: Database, pid: str, entries: list[DenyEntry]) -> int:

@@ -14,9 +14,9 @@ import posixpath
 import re
 
 from .lexer import STRING, mask
-from .sources import Source, Tree
+from .sources import Tree
 
-__all__ = ["edges", "import_paths", "module_path"]
+__all__ = ["extract", "module_path", "resolve"]
 
 _BLOCK = re.compile(r"\bimport\s*\(([^)]*)\)")
 _SINGLE = re.compile(rf"\bimport\s+(?:[\w.]+\s+)?{STRING}")
@@ -24,10 +24,10 @@ _IN_BLOCK = re.compile(STRING)
 _MODULE = re.compile(r'^\s*module\s+"?([^\s"]+)"?', re.MULTILINE)
 
 
-def import_paths(text: str) -> list[str]:
-    """The import paths of one Go file."""
+def extract(text: str) -> tuple[list[str], int]:
+    """The import paths of one Go file (nothing here fails to parse)."""
     if "import" not in text:
-        return []
+        return [], 0
     masked = mask(text, "go")
     found: list[tuple[int, str | None]] = []
     for block in _BLOCK.finditer(masked.code):
@@ -36,7 +36,7 @@ def import_paths(text: str) -> list[str]:
             for m in _IN_BLOCK.finditer(block.group(1))
         ]
     found += [(m.start(), masked.string(m.group(1))) for m in _SINGLE.finditer(masked.code)]
-    return [path for _, path in sorted(found) if path]
+    return [path for _, path in sorted(found) if path], 0
 
 
 def module_path(go_mod: str) -> str | None:
@@ -63,19 +63,21 @@ def _package_files(tree: Tree, directory: str) -> list[str]:
     return [p for p in tree.files_in(directory) if p.endswith(".go") and not p.endswith("_test.go")]
 
 
-def edges(tree: Tree, sources: list[Source]) -> tuple[list[tuple[str, str]], int]:
-    """(src, dst) pairs for the Go sources; nothing fails to parse."""
+def resolve(tree: Tree, files: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(src, dst) pairs for the Go files' import paths."""
     modules = _modules(tree)
-    if not modules:
-        return [], 0
+    packages: dict[str, list[str]] = {}
     out = []
-    for source in sources:
-        for path in dict.fromkeys(import_paths(source.text)):
+    for source, paths in files.items() if modules else ():
+        for path in dict.fromkeys(paths):
             for module, directory in modules:
                 if path == module or path.startswith(module + "/"):
                     package = posixpath.join(directory, path[len(module) + 1 :])
                     package = posixpath.normpath(package) if package else ""
-                    files = _package_files(tree, "" if package == "." else package)
-                    out += [(source.path, dst) for dst in files if dst != source.path]
+                    package = "" if package == "." else package
+                    if package not in packages:
+                        packages[package] = _package_files(tree, package)
+                    found = packages[package]
+                    out += [(source, dst) for dst in found if dst != source]
                     break
-    return out, 0
+    return out

@@ -1,35 +1,41 @@
-"""The file-to-file import graph: every language's extractor over the repository's sources.
+"""The file-to-file import graph: each language's extractor over the repository's sources.
 
-Each language module reads its own files and resolves what they import to files of the
-repository; an edge is only ever drawn to a file that exists (see ``sources.Tree``), so a name
-that cannot be resolved with confidence is dropped rather than guessed.
+Building is two passes. Extraction reads one file and says what it imports, in terms of that
+language (module names, specifiers, import paths): the costly part, and a pure function of the
+file's text, so its result is kept per file (``cache``) and a file whose size and mtime have not
+changed is not read again. Resolution then maps those names to files of the repository, which
+depends on every file (a new module can change where ``from a import b`` points), so it always
+runs over all of them; it is cheap. An edge is only ever drawn to a file that exists (see
+``sources.Tree``): a name that cannot be resolved with confidence is dropped, not guessed.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from . import golang, java, javascript, python, rust
-from .sources import Listing, Source, Tree, read_sources
+from .sources import Listing, language_of
 
-__all__ = ["Edge", "Graph", "build_graph"]
+__all__ = ["Cache", "Edge", "Graph", "build_graph"]
 
-Extractor = Callable[[Tree, list[Source]], tuple[list[tuple[str, str]], int]]
-_EXTRACTORS: dict[str, Extractor] = {
-    "python": python.edges,
-    "javascript": javascript.edges,
-    "typescript": javascript.edges,
-    "go": golang.edges,
-    "rust": rust.edges,
-    "java": java.edges,
+# Language -> its module: ``extract(text) -> (data, failed)`` and ``resolve(tree, {path: data})``.
+_EXTRACTORS: dict[str, ModuleType] = {
+    "python": python,
+    "javascript": javascript,
+    "typescript": javascript,
+    "go": golang,
+    "rust": rust,
+    "java": java,
 }
+SETTLE_NS = 2_000_000_000  # a file changed this close to the listing is not cached
+Cache = dict[str, list[Any]]  # path -> [size, mtime_ns, data, failed]
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Edge:
     src: str
     dst: str
@@ -39,9 +45,10 @@ class Edge:
 @dataclass
 class Graph:
     edges: list[Edge]
-    files: int  # source files read
+    files: int  # source files extracted
     too_large: int  # source files over the size cap, not read
-    unparsed: int  # source files that did not parse (Python only: the others are regex)
+    unparsed: int  # source files holding an import statement that does not parse (Python)
+    read: int = 0  # source files actually read (the others came from the cache)
     by_lang: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self, limit: int | None = None) -> dict[str, Any]:
@@ -57,22 +64,49 @@ class Graph:
         }
 
 
-def build_graph(listing: Listing) -> Graph:
-    """Read the listed sources and resolve their imports. CPU-bound: callers off the event loop
-    run it in a worker thread."""
-    sources = read_sources(listing)
-    by_lang: dict[str, list[Source]] = {}
-    for source in sources:
-        by_lang.setdefault(source.lang, []).append(source)
-    edges: set[Edge] = set()
-    unparsed = 0
+def build_graph(listing: Listing, cache: Cache | None = None) -> tuple[Graph, Cache]:
+    """The graph of the listed sources, and the extraction cache to keep for the next build.
+    CPU-bound: callers on an event loop run it in a worker thread."""
+    cache = cache or {}
+    kept: Cache = {}
+    extracted: dict[ModuleType, dict[str, Any]] = {}
+    unparsed = read = 0
     with warnings.catch_warnings():
         # ast.parse warns about invalid escapes in the code it reads: not ours to report.
         warnings.simplefilter("ignore")
-        for lang, group in sorted(by_lang.items()):
-            pairs, failed = _EXTRACTORS[lang](listing.tree, group)
-            unparsed += failed
-            edges |= {Edge(src, dst, lang) for src, dst in pairs}
-    ordered = sorted(edges)
-    counts = Counter(edge.lang for edge in ordered)
-    return Graph(ordered, len(sources), listing.too_large, unparsed, dict(sorted(counts.items())))
+        for path, (size, mtime) in listing.candidates.items():
+            module = _EXTRACTORS[language_of(path) or ""]
+            entry = cache.get(path)
+            if entry is None or entry[:2] != [size, mtime]:
+                text = _read(listing, path)
+                if text is None:
+                    continue
+                data, failed = module.extract(text)
+                entry, read = [size, mtime, data, failed], read + 1
+            if mtime < listing.started_ns - SETTLE_NS:
+                kept[path] = entry
+            extracted.setdefault(module, {})[path] = entry[2]
+            unparsed += bool(entry[3])
+    pairs = {
+        pair for module, files in extracted.items() for pair in module.resolve(listing.tree, files)
+    }
+    langs = {path: language_of(path) or "" for path in listing.candidates}
+    edges = [Edge(src, dst, langs[src]) for src, dst in sorted(pairs)]  # tuples sort in C
+    counts = Counter(edge.lang for edge in edges)
+    graph = Graph(
+        edges,
+        files=sum(len(files) for files in extracted.values()),
+        too_large=listing.too_large,
+        unparsed=unparsed,
+        read=read,
+        by_lang=dict(sorted(counts.items())),
+    )
+    return graph, kept
+
+
+def _read(listing: Listing, path: str) -> str | None:
+    try:
+        data = (listing.tree.root / path).read_bytes()
+    except OSError:
+        return None  # gone since it was listed
+    return data.decode("utf-8", "replace")

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import Any
 
 from .lexer import mask
-from .sources import Source, Tree
+from .sources import Tree
 
-__all__ = ["edges", "parse"]
+__all__ = ["extract", "resolve"]
 
 _NAME = r"[A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*"
 # The package statement comes first (comments are masked, annotations may precede it), so it
@@ -27,8 +28,9 @@ _PACKAGE = re.compile(rf"\s*(?:@[\w.]+(?:\([^)]*\))?\s*)*package\s+({_NAME})\s*;
 _IMPORT = re.compile(rf"^[ \t]*import\s+(static\s+)?({_NAME})(\s*\.\s*\*)?\s*;", re.MULTILINE)
 
 
-def parse(text: str) -> tuple[str | None, list[tuple[bool, list[str]]]]:
-    """The file's package, and its single-type and static imports as (static, name parts)."""
+def extract(text: str) -> tuple[list[Any], int]:
+    """``[package, [class name parts, ...]]``: the file's package and the classes its
+    single-type and static imports name (nothing here fails to parse)."""
     code = mask(text, "java").code
     package = _PACKAGE.match(code)
     found = []
@@ -39,8 +41,8 @@ def parse(text: str) -> tuple[str | None, list[tuple[bool, list[str]]]]:
             continue
         if static and not wildcard:
             parts = parts[:-1]  # the member
-        found.append((static, parts))
-    return (re.sub(r"\s+", "", package.group(1)) if package else None), found
+        found.append(parts)
+    return [re.sub(r"\s+", "", package.group(1)) if package else None, found], 0
 
 
 def _root(path: str, package: str | None) -> str | None:
@@ -69,15 +71,14 @@ def _find(tree: Tree, roots: set[str], parts: list[str], own: str | None) -> str
     return None
 
 
-def edges(tree: Tree, sources: list[Source]) -> tuple[list[tuple[str, str]], int]:
-    """(src, dst) pairs for the Java sources; nothing fails to parse."""
-    parsed = {source.path: parse(source.text) for source in sources}
-    own = {path: _root(path, package) for path, (package, _) in parsed.items()}
+def resolve(tree: Tree, files: dict[str, list[Any]]) -> list[tuple[str, str]]:
+    """(src, dst) pairs for the Java files' imports."""
+    own = {path: _root(path, package) for path, (package, _) in files.items()}
     roots = {root for root in own.values() if root is not None}
     out = []
-    for path, (_, imports) in parsed.items():
-        for _, parts in imports:
+    for path, (_, imports) in files.items():
+        for parts in imports:
             dst = _find(tree, roots, parts, own[path])
             if dst is not None and dst != path:
                 out.append((path, dst))
-    return out, 0
+    return out

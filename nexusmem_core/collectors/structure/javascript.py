@@ -14,36 +14,47 @@ import posixpath
 import re
 
 from .lexer import STRING, mask
-from .sources import Source, Tree
+from .sources import Tree
 
-__all__ = ["edges", "specifiers"]
+__all__ = ["extract", "resolve"]
 
-_NOT_MEMBER = r"(?<![.\w$])"
-_PATTERNS = (
-    re.compile(rf"{_NOT_MEMBER}from\s*{STRING}"),  # import/export ... from "x"
-    re.compile(rf"{_NOT_MEMBER}import\s*{STRING}"),  # import "x"
-    re.compile(rf"{_NOT_MEMBER}import\s*\(\s*{STRING}\s*[,)]"),  # import("x"), import("x", {...})
-    re.compile(rf"{_NOT_MEMBER}require\s*\(\s*{STRING}\s*\)"),  # require("x")
-)
+# import/export ... from "x"; import "x"; import("x"); require("x"). The keyword leads, so the
+# scan jumps between candidate words; that it is not a member (``obj.require``) is checked after.
+_SPECIFIER = re.compile(rf"(from|import|require)\s*(\(\s*)?{STRING}(\s*[,)])?")
 EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _COMPILED_FROM = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs": (".cts",)}
 
 
-def specifiers(text: str) -> list[str]:
-    """The constant module specifiers the file imports, in order of appearance."""
+def extract(text: str) -> tuple[list[str], int]:
+    """The constant module specifiers the file imports, in order of appearance (nothing here
+    fails to parse)."""
     if not any(word in text for word in ("import", "require", "from")):
-        return []
+        return [], 0
     masked = mask(text, "js")
-    found: list[tuple[int, str]] = []
-    for pattern in _PATTERNS:
-        for m in pattern.finditer(masked.code):
-            value = masked.string(m.group(1))
-            if value:
-                found.append((m.start(), value))
-    return [value for _, value in sorted(found)]
+    code = masked.code
+    found: list[str] = []
+    for m in _SPECIFIER.finditer(code):
+        before = code[m.start() - 1] if m.start() else " "
+        if before.isalnum() or before in "_$.":
+            continue
+        if not _is_import(m.group(1), m.group(2) is not None, m.group(4)):
+            continue
+        if (value := masked.string(m.group(3))) and value.startswith("."):
+            found.append(value)  # only relative ones can name a repository file
+    return found, 0
 
 
-def resolve(tree: Tree, src: str, spec: str) -> str | None:
+def _is_import(keyword: str, call: bool, closer: str | None) -> bool:
+    """``from "x"``, ``import "x"``, ``import("x")`` and ``require("x")``; not ``from("x")``
+    or ``require("x" + y)``."""
+    if keyword == "from":
+        return not call
+    if keyword == "import":
+        return not call or closer is not None
+    return call and closer is not None and closer.strip() == ")"
+
+
+def _target(tree: Tree, src: str, spec: str) -> str | None:
     """The repository file a relative specifier names, or None."""
     spec = spec.split("?", 1)[0].split("#", 1)[0]
     if not (spec in (".", "..") or spec.startswith(("./", "../"))):
@@ -61,12 +72,12 @@ def resolve(tree: Tree, src: str, spec: str) -> str | None:
     return next((c for c in candidates if c in tree.paths), None)
 
 
-def edges(tree: Tree, sources: list[Source]) -> tuple[list[tuple[str, str]], int]:
-    """(src, dst) pairs for the JavaScript and TypeScript sources; nothing fails to parse."""
+def resolve(tree: Tree, files: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(src, dst) pairs for the JavaScript and TypeScript files' specifiers."""
     out = []
-    for source in sources:
-        for spec in specifiers(source.text):
-            dst = resolve(tree, source.path, spec)
-            if dst is not None and dst != source.path:
-                out.append((source.path, dst))
-    return out, 0
+    for path, specs in files.items():
+        for spec in specs:
+            dst = _target(tree, path, spec)
+            if dst is not None and dst != path:
+                out.append((path, dst))
+    return out

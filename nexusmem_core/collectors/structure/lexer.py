@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["STRING", "Masked", "brace_depths", "mask"]
+__all__ = ["STRING", "Masked", "brace_depths", "mask", "skipped_spans"]
 
 STRING = r"\x02(\d+)\x03"
 """A pattern fragment: one masked string literal, its index in group 1."""
@@ -26,13 +26,13 @@ _DQ = r'(?<!\\)"(?:[^"\\\n]|\\[\s\S])*"'
 _SQ = r"(?<!\\)'(?:[^'\\\n]|\\[\s\S])*'"
 
 _DIALECTS = {
-    # A regex literal is recognised after punctuation that cannot end an operand, so `a / b`
-    # stays division; `return /x/` is the one common form it misses. One that does not close
-    # on its line runs to the line's end: tried again from every later `(/` instead, a long
-    # line of them took time with the square of its length.
+    # A regex literal is recognised after punctuation that cannot end an operand (matched with
+    # it, and put back), so `a / b` stays division; `return /x/` is the one form it misses. One
+    # that does not close on its line runs to the line's end: tried again from every later `(/`
+    # instead, a long line of them took time with the square of its length.
     "js": re.compile(
         rf"(?P<c>{_LINE}|{_BLOCK})|(?P<s>{_DQ}|{_SQ})|(?P<t>(?<!\\)`(?:[^`\\]|\\[\s\S])*`)"
-        r"|(?P<r>(?<=[(,=:\[!&|?{};])\s*/(?![/*])"
+        r"|(?P<r>[(,=:\[!&|?{};]\s*/(?![/*])"
         r"(?:[^/\\\n\[]|\\.?|\[(?:[^\]\\\n]|\\.?)*+(?:\]|(?=\n)|\Z))*+(?:/|(?=\n)|\Z))"
     ),
     "go": re.compile(
@@ -46,8 +46,16 @@ _DIALECTS = {
     # unless one character and a quote follow.
     "rust": re.compile(
         r"(?P<c>//[^\n]*)|(?P<n>/\*)"
-        r'|(?P<s>(?<![\w])b?r(?P<h>#*)"[\s\S]*?(?:"(?P=h)|\Z)|(?<!\\)"(?:[^"\\]|\\[\s\S])*")'
+        r'|(?P<s>r(?P<h>#*)"[\s\S]*?(?:"(?P=h)|\Z)|(?<!\\)"(?:[^"\\]|\\[\s\S])*")'
         r"|(?P<r>'(?:[^'\\\n]|\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]{1,6}\}|[^\n]))')"
+    ),
+    # Python: comments, and strings (triple-quoted ones across lines, an unterminated one to
+    # the end). A prefix (r, b, f, u) changes neither where a string ends nor anything an
+    # import needs; leaving it out lets the scan jump from one # or quote to the next.
+    "python": re.compile(
+        r"(?P<c>#[^\n]*)"
+        r'|(?P<r>"""[\s\S]*?(?:"""|\Z)|\'\'\'[\s\S]*?(?:\'\'\'|\Z)'
+        rf"|{_DQ}|{_SQ})"
     ),
 }
 _NESTING = re.compile(r"/\*|\*/")
@@ -81,6 +89,8 @@ def mask(text: str, dialect: str) -> Masked:
             out.append(f"\x02{len(strings)}\x03")
             strings.append(_value(m.group(0), kind))
         else:  # a comment, or a character or regex literal: nothing an import needs
+            if kind == "r" and dialect == "js":
+                out.append(text[m.start()])  # the punctuation before the regex literal
             out.append("\n" * text.count("\n", m.start(), end) or " ")
         pos = end
     out.append(text[pos:])
@@ -116,3 +126,16 @@ def brace_depths(code: str, positions: list[int]) -> list[int]:
         depths.append(depth)
         last = pos
     return depths
+
+
+def skipped_spans(text: str, dialect: str, until: int) -> list[tuple[int, int]]:
+    """The comments and literals of ``text`` (start, end), in order, up to the first one that
+    starts after ``until``: what a match at a position up to ``until`` must not fall in."""
+    token = _DIALECTS[dialect]
+    out = []
+    pos = 0
+    while (m := token.search(text, pos)) is not None and m.start() <= until:
+        end = _nested_end(text, m.start()) if m.lastgroup == "n" else m.end()
+        out.append((m.start(), end))
+        pos = end
+    return out

@@ -16,17 +16,17 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from .lexer import brace_depths, mask
-from .sources import Source, Tree
+from .sources import Tree
 
-__all__ = ["edges", "use_paths"]
+__all__ = ["extract", "resolve", "use_paths"]
 
-_MOD = re.compile(
-    r"(?:^|(?<=[;{}\]]))\s*(?P<attrs>(?:#!?\[[^\]]*\]\s*)*)"
-    r"(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(?:r#)?(?P<name>[A-Za-z_]\w*)\s*;"
-)
-_USE = re.compile(r"(?<![\w:])use\s+([^;]+);")
+# Keyword first, so the scan jumps between candidates; what precedes one is checked after.
+_MOD = re.compile(r"mod\s+(?:r#)?(?P<name>[A-Za-z_]\w*)\s*;")
+_PREFIX = re.compile(r"\s*(?:#!?\[[^\]]*\]\s*)*(?:pub(?:\s*\([^)]*\))?\s+)?")
+_USE = re.compile(r"use\s+([^;]+);")
 _RENAME = re.compile(r"\s+as\s+[A-Za-z_]\w*")
 _INLINE_MOD = re.compile(r"(?<![\w:])mod\s+(?:r#)?\w+\s*\{")
 _OWNERS = ("mod.rs", "lib.rs", "main.rs", "build.rs")
@@ -114,33 +114,53 @@ def _module_of(path: str, src: str) -> list[str]:
     return [] if parts in (["lib"], ["main"]) else parts
 
 
-def _declared(crates: _Crates, source: Source, code: str) -> Iterator[str]:
-    matches = list(_MOD.finditer(code))
-    depths = brace_depths(code, [m.start("name") for m in matches])
-    directory = _module_dir(crates, source.path)
-    for m, depth in zip(matches, depths, strict=True):
-        if depth or "path" in m.group("attrs"):
-            continue
-        if (found := crates.module_file(directory, [m.group("name")])) is not None:
-            yield found
-
-
-def _used(crates: _Crates, source: Source, code: str) -> Iterator[str]:
-    src = crates.src_dir(source.path)
-    if src is None:
-        return
-    current = _module_of(source.path, src)
-    matches = list(_USE.finditer(code))
+def extract(text: str) -> tuple[list[Any], int]:
+    """``[mods, uses]``: the names of the file's own ``mod x;`` declarations (none inside
+    braces or under ``#[path]``), and each ``use`` path with whether its ``self``/``super``
+    may be read against the file's module (not inside braces where inline modules exist).
+    Nothing here fails to parse."""
+    if "mod" not in text and "use" not in text:
+        return [[], []], 0
+    code = mask(text, "rust").code
+    matches = [m for m in _MOD.finditer(code) if _starts_item(code, m.start())]
+    depths = brace_depths(code, [m.start() for m in matches])
+    mods = [
+        m.group("name")
+        for m, depth in zip(matches, depths, strict=True)
+        if not depth and "path" not in code[_item_start(code, m.start()) : m.start()]
+    ]
+    uses: list[list[Any]] = []
+    matches = [m for m in _USE.finditer(code) if _starts_item(code, m.start())]
     depths = brace_depths(code, [m.start() for m in matches])
     nested = _INLINE_MOD.search(code) is not None
     for m, depth in zip(matches, depths, strict=True):
-        for path in use_paths(m.group(1)):
-            head = path[0]
-            if head != "crate" and (head not in ("self", "super") or (nested and depth)):
-                continue
-            module = _absolute(path, current)
-            if module is not None:
-                yield from _deepest(crates, src, module)
+        uses += [[path, not (nested and depth)] for path in use_paths(m.group(1))]
+    return [mods, uses], 0
+
+
+def _item_start(code: str, at: int) -> int:
+    """Where the item holding the keyword at ``at`` begins: after the last ``;``, ``{``, ``}``."""
+    return max(code.rfind(";", 0, at), code.rfind("{", 0, at), code.rfind("}", 0, at)) + 1
+
+
+def _starts_item(code: str, at: int) -> bool:
+    """Whether the keyword at ``at`` starts an item, give or take attributes and ``pub``."""
+    start = _item_start(code, at)
+    return _PREFIX.fullmatch(code, start, at) is not None
+
+
+def _used(crates: _Crates, path: str, uses: list[list[Any]]) -> Iterator[str]:
+    src = crates.src_dir(path)
+    if src is None:
+        return
+    current = _module_of(path, src)
+    for segments, relative_ok in uses:
+        head = segments[0]
+        if head != "crate" and (head not in ("self", "super") or not relative_ok):
+            continue
+        module = _absolute(segments, current)
+        if module is not None:
+            yield from _deepest(crates, src, module)
 
 
 def _absolute(path: list[str], current: list[str]) -> list[str] | None:
@@ -166,15 +186,14 @@ def _deepest(crates: _Crates, src: str, module: list[str]) -> Iterator[str]:
         yield root
 
 
-def edges(tree: Tree, sources: list[Source]) -> tuple[list[tuple[str, str]], int]:
-    """(src, dst) pairs for the Rust sources; nothing fails to parse."""
+def resolve(tree: Tree, files: dict[str, list[Any]]) -> list[tuple[str, str]]:
+    """(src, dst) pairs for the Rust files' declarations and paths."""
     crates = _Crates(tree)
     out = []
-    for source in sources:
-        if "mod" not in source.text and "use" not in source.text:
-            continue
-        code = mask(source.text, "rust").code
-        for dst in (*_declared(crates, source, code), *_used(crates, source, code)):
-            if dst != source.path:
-                out.append((source.path, dst))
-    return out, 0
+    for path, (mods, uses) in files.items():
+        directory = _module_dir(crates, path)
+        declared = (crates.module_file(directory, [name]) for name in mods)
+        for dst in (*declared, *_used(crates, path, uses)):
+            if dst is not None and dst != path:
+                out.append((path, dst))
+    return out

@@ -11,13 +11,14 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..diffs import is_skipped_path
 from ..git import git
 
-__all__ = ["LANGUAGES", "MAX_BYTES", "Listing", "Source", "Tree", "list_tree", "read_sources"]
+__all__ = ["LANGUAGES", "MAX_BYTES", "Listing", "Tree", "language_of", "list_tree"]
 
 MAX_BYTES = 512 * 1024
 
@@ -41,7 +42,8 @@ MANIFESTS = ("go.mod", "Cargo.toml", "pyproject.toml", "setup.py", "setup.cfg")
 
 
 def language_of(path: str) -> str | None:
-    return LANGUAGES.get(posixpath.splitext(path)[1])
+    name = path.rpartition("/")[2]
+    return LANGUAGES.get(name[name.rfind(".") :]) if "." in name[1:] else None
 
 
 @dataclass
@@ -71,24 +73,19 @@ class Tree:
 
 
 @dataclass
-class Source:
-    path: str
-    lang: str
-    text: str
-
-
-@dataclass
 class Listing:
     """What a build reads, and a digest that changes whenever its result could."""
 
     tree: Tree
-    candidates: list[str]  # source files within the size cap
+    candidates: dict[str, tuple[int, int]]  # source files within the size cap: (size, mtime_ns)
     too_large: int
     digest: str
+    started_ns: int  # when the listing began: a file changed since may change again unseen
 
 
 async def list_tree(root: Path, skip_globs: tuple[str, ...] = ()) -> Listing:
     """List the repository's files and stat the sources; read no content yet."""
+    started = time.time_ns()
     listed = await git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
     deleted = await git(root, "ls-files", "-z", "--deleted")
     gone = set(deleted.split("\x00"))
@@ -100,34 +97,22 @@ async def list_tree(root: Path, skip_globs: tuple[str, ...] = ()) -> Listing:
         }
     )
     h = hashlib.sha256("\x00".join(paths).encode("utf-8", "surrogateescape"))
-    candidates, too_large = [], 0
+    candidates: dict[str, tuple[int, int]] = {}
+    too_large = 0
+    top = str(root)
     for path in paths:
-        name = posixpath.basename(path)
-        if language_of(path) is None and name not in MANIFESTS:
+        lang = language_of(path)
+        if lang is None and path.rpartition("/")[2] not in MANIFESTS:
             continue
         try:
-            st = os.stat(root / path)
+            st = os.stat(f"{top}/{path}")
         except OSError:
             continue
         h.update(f"\x00{path}\x00{st.st_size}\x00{st.st_mtime_ns}".encode("utf-8", "replace"))
-        if language_of(path) is None:
+        if lang is None:
             continue
         if st.st_size > MAX_BYTES:
             too_large += 1
         else:
-            candidates.append(path)
-    return Listing(Tree(root, frozenset(paths)), candidates, too_large, h.hexdigest())
-
-
-def read_sources(listing: Listing) -> list[Source]:
-    """The candidates' text (undecodable bytes replaced); a file that vanished is passed over."""
-    out = []
-    for path in listing.candidates:
-        lang = language_of(path)
-        try:
-            data = (listing.tree.root / path).read_bytes()
-        except OSError:
-            continue
-        if lang is not None and len(data) <= MAX_BYTES:
-            out.append(Source(path, lang, data.decode("utf-8", "replace")))
-    return out
+            candidates[path] = (st.st_size, st.st_mtime_ns)
+    return Listing(Tree(root, frozenset(paths)), candidates, too_large, h.hexdigest(), started)

@@ -1,18 +1,21 @@
-"""The sync step: rebuild ``import_edges`` for this project, unless nothing it reads changed.
+"""The sync step: bring ``import_edges`` up to date, reading only what changed.
 
-A build is decided by a digest of what it reads: the file listing, the size and mtime of every
-source file and manifest (``go.mod``, ``Cargo.toml``, ``pyproject.toml``...), the skip globs,
-the deny list and the extractors' version. When the digest equals the one stored in
-``cursors`` (source ``structure``), the stored edges stand and no file is read; otherwise the
-graph is built again from scratch and replaces the old one, inside the sync's transaction.
+Two cursors carry the graph from one sync to the next. ``structure`` is a digest of all a
+build reads: the file listing, the size and mtime of every source file and manifest
+(``go.mod``, ``Cargo.toml``, ``pyproject.toml``...), the skip globs, the deny list and the
+extractors' version. When it is unchanged the stored edges stand and no file is read.
+Otherwise ``structure:files`` holds what each source file imported when it was last read,
+keyed by its size and mtime, so only changed files are read again before every import is
+resolved anew; the table then gets the difference.
 
 Paths are what an edge stores, so a path holding a forgotten value (the deny list) or a secret
-(the redaction table) keeps its edges out of the table.
+(the redaction table) keeps its edges, and its cache entry, out of the database.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 
 import anyio.to_thread
 
@@ -20,14 +23,16 @@ from ...engine import Engine
 from ...hygiene.deny import DenyFilter, load_entries
 from ...models import SyncReport
 from ...redact import redact
+from ...store.db import Database
 from ...store.nodes import get_cursor, set_cursor
-from .graph import Edge, build_graph
+from .graph import Cache, Edge, build_graph
 from .sources import list_tree
 
-__all__ = ["CURSOR", "VERSION", "sync_structure"]
+__all__ = ["CURSOR", "FILES_CURSOR", "VERSION", "sync_structure"]
 
 CURSOR = "structure"
-VERSION = "1"  # bump when an extractor changes what it finds, so every graph is rebuilt
+FILES_CURSOR = "structure:files"
+VERSION = "2"  # bump when an extractor changes what it finds: every file is read again
 
 
 async def sync_structure(engine: Engine, report: SyncReport) -> None:
@@ -36,30 +41,63 @@ async def sync_structure(engine: Engine, report: SyncReport) -> None:
     skip = engine.config.sources.diff.skip_globs
     listing = await list_tree(engine.repo.root, skip)
     entries = await load_entries(db, pid)
-    h = hashlib.sha256(f"{VERSION}\x00{listing.digest}\x00{skip!r}".encode())
-    for entry in entries:
-        h.update(f"\x00{entry.kind}\x00{entry.value}".encode())
-    digest = h.hexdigest()
-    if await get_cursor(db, pid, CURSOR) == digest:
-        row = await db.fetchone("select count(*) from import_edges where project_id = ?", (pid,))
-        report.import_edges = int(row[0]) if row else 0
-        return
-    graph = await anyio.to_thread.run_sync(build_graph, listing)
-    edges = _kept(graph.edges, DenyFilter(entries))
-    await db.execute("delete from import_edges where project_id = ?", (pid,))
+    denied = hashlib.sha256("".join(f"\x00{e.kind}\x00{e.value}" for e in entries).encode())
+    deny_key = denied.hexdigest()
+    digest = hashlib.sha256(f"{VERSION}\x00{listing.digest}\x00{skip!r}\x00{deny_key}".encode())
+    if await get_cursor(db, pid, CURSOR) != digest.hexdigest():
+        old, checked = await _load_cache(db, pid)
+        graph, cache = await anyio.to_thread.run_sync(build_graph, listing, dict(old))
+        deny = DenyFilter(entries)
+        unsafe = _unsafe({p for e in graph.edges for p in (e.src, e.dst)}, deny)
+        await _replace_edges(db, pid, [e for e in graph.edges if not {e.src, e.dst} & unsafe])
+        # A cache entry is checked when it is new, or when the deny list changed since.
+        fresh = {
+            p: json.dumps([p, e])
+            for p, e in cache.items()
+            if checked != deny_key or old.get(p) != e
+        }
+        risky = _unsafe(fresh, deny)
+        kept = {p: e for p, e in cache.items() if p not in risky}
+        text = json.dumps([VERSION, deny_key, kept], separators=(",", ":"))
+        await set_cursor(db, pid, FILES_CURSOR, text)
+        await set_cursor(db, pid, CURSOR, digest.hexdigest())
+    row = await db.fetchone("select count(*) from import_edges where project_id = ?", (pid,))
+    report.import_edges = int(row[0]) if row else 0
+
+
+async def _load_cache(db: Database, pid: str) -> tuple[Cache, str]:
+    """The per-file extraction cache, and the deny list it was last checked against."""
+    raw = await get_cursor(db, pid, FILES_CURSOR)
+    try:
+        version, checked, cache = json.loads(raw or "[]")
+    except (ValueError, TypeError):
+        return {}, ""  # none yet, or not this shape: every file is read
+    if version != VERSION or not isinstance(cache, dict):
+        return {}, ""
+    return cache, str(checked)
+
+
+def _unsafe(texts: set[str] | dict[str, str], deny: DenyFilter) -> set[str]:
+    """The keys whose text (a path, or a cache entry) holds a secret or a forgotten value;
+    one pass over them all first, as usually none does."""
+    items = texts if isinstance(texts, dict) else {t: t for t in texts}
+    joined = "\n".join(items.values())
+    out = {k for k, t in items.items() if redact(t) != t} if redact(joined) != joined else set()
+    if deny and deny.matches(list(items.values())):
+        out |= {k for k, t in items.items() if deny.matches([t])}
+    return out
+
+
+async def _replace_edges(db: Database, pid: str, edges: list[Edge]) -> None:
+    """Make the stored graph ``edges``, touching only the rows that differ."""
+    rows = await db.fetchall("select src, dst, lang from import_edges where project_id = ?", (pid,))
+    old = {(src, dst, lang) for src, dst, lang in rows}
+    new = {(e.src, e.dst, e.lang) for e in edges}
+    await db.executemany(
+        "delete from import_edges where project_id = ? and src = ? and dst = ?",
+        [(pid, src, dst) for src, dst, _ in old - new],
+    )
     await db.executemany(
         "insert into import_edges (project_id, src, dst, lang) values (?, ?, ?, ?)",
-        [(pid, e.src, e.dst, e.lang) for e in edges],
+        [(pid, *edge) for edge in sorted(new - old)],
     )
-    await set_cursor(db, pid, CURSOR, digest)
-    report.import_edges = len(edges)
-
-
-def _kept(edges: list[Edge], deny: DenyFilter) -> list[Edge]:
-    """The edges whose paths hold neither a forgotten value nor a secret."""
-    paths = sorted({p for e in edges for p in (e.src, e.dst)})
-    joined = "\n".join(paths)
-    dropped = {p for p in paths if redact(p) != p} if redact(joined) != joined else set()
-    if deny and deny.matches(paths):  # one pass over them all first: usually nothing is denied
-        dropped |= {p for p in paths if deny.matches([p])}
-    return [e for e in edges if e.src not in dropped and e.dst not in dropped]

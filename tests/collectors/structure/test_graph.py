@@ -7,6 +7,8 @@ does exist, so only the extractor's judgement keeps the edge out.
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 
 from nexusmem_core.collectors.structure import build_graph, list_tree
@@ -16,7 +18,7 @@ from ...conftest import Repo
 
 
 async def edges_of(repo: Repo) -> set[tuple[str, str, str]]:
-    graph = build_graph(await list_tree(repo.path))
+    graph, _ = build_graph(await list_tree(repo.path))
     return {(e.src, e.dst, e.lang) for e in graph.edges}
 
 
@@ -32,12 +34,14 @@ PYTHON = {
         "import os\n"
         "import requests\n"
         "from . import b\n"
-        "from .sub import c\n"
+        "from .sub import (  # a comment (\n    c,\n)\n"
         "from pkg.util import helper\n"
         "# from . import d\n"
         'TEXT = """\nfrom . import d\n"""\n'
         "def later():\n"
         "    from ..top import thing\n"
+        "try: import pkg.d.nothing\n"
+        "except ImportError: pass\n"
     ),
     "pkg/b.py": "",
     "pkg/d.py": "",
@@ -51,7 +55,7 @@ PYTHON = {
     "src/lib2/extra.py": "",
     "scripts/run.py": "import helpers\nimport lib2.core\n",
     "scripts/helpers.py": "",
-    "broken.py": "from pkg import b\ndef (:\n",
+    "broken.py": "from pkg import b\ndef (:\nfrom pkg import\n",
 }
 
 
@@ -66,9 +70,10 @@ async def test_python_imports_resolve_against_packages_src_layout_and_scripts(ma
         ("src/lib2/core.py", "src/lib2/extra.py", "python"),
         ("scripts/run.py", "scripts/helpers.py", "python"),
         ("scripts/run.py", "src/lib2/core.py", "python"),
+        ("broken.py", "pkg/b.py", "python"),  # a syntax error elsewhere does not hide it
     }
-    graph = build_graph(await list_tree(repo.path))
-    assert graph.unparsed == 1  # broken.py: passed over and counted, not fatal
+    graph, _ = build_graph(await list_tree(repo.path))
+    assert graph.unparsed == 1  # broken.py's last line: passed over and counted, not fatal
 
 
 JAVASCRIPT = {
@@ -229,9 +234,23 @@ async def test_the_working_tree_decides_what_is_read_and_pointed_at(make_repo):
     repo.write("app/big.py", "from app import kept\n" + "#" * MAX_BYTES)
     repo.write(".gitignore", "ignored/\n")
     repo.write("ignored/x.py", "from app import kept\n")
-    graph = build_graph(await list_tree(repo.path))
+    graph, _ = build_graph(await list_tree(repo.path))
     assert {(e.src, e.dst) for e in graph.edges} == {
         ("app/main.py", "app/kept.py"),
         ("app/new.py", "app/kept.py"),
     }
     assert graph.too_large == 1
+
+
+async def test_a_build_reads_again_only_the_files_that_changed(make_repo):
+    repo = tree(make_repo, {"a.py": "import b\n", "b.py": "", "c.py": ""})
+    for name in ("a.py", "b.py", "c.py"):
+        os.utime(repo.path / name, (time.time() - 60, time.time() - 60))
+    first, cache = build_graph(await list_tree(repo.path), {})
+    assert first.read == 3 and set(cache) == {"a.py", "b.py", "c.py"}
+    again, cache = build_graph(await list_tree(repo.path), cache)
+    assert again.read == 0 and again.edges == first.edges
+    repo.write("b.py", "import c\n")  # just now: read, and not cached until it settles
+    changed, cache = build_graph(await list_tree(repo.path), cache)
+    assert changed.read == 1 and "b.py" not in cache
+    assert {(e.src, e.dst) for e in changed.edges} == {("a.py", "b.py"), ("b.py", "c.py")}
