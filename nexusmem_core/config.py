@@ -199,6 +199,9 @@ class Retrieval:
     sibling_cap: int = _bounded(2, 1, 50)
     fusion_k: int = _bounded(10, 1, 1000)
     """Reciprocal rank fusion's k for the BM25 and vector lists (see retrieval/fuse.py)."""
+    import_expansion: bool = True
+    """A query naming a file also weighs the history of the files it imports (see
+    retrieval/imports.py for what it measured); needs ``sources.structure``."""
 
 
 @dataclass(frozen=True)

@@ -256,6 +256,10 @@ async def _ranked(
     if semantic:
         await _neutral_when_unembedded(engine, lexical, k)
         candidates.sort(key=lambda c: c.relevance, reverse=True)
+    if engine.config.retrieval.import_expansion:
+        from .retrieval.imports import expand
+
+        candidates = await expand(engine.db, engine.project_id, query, candidates)
     now = time.time()
     for c in candidates:
         c.score = c.relevance * prior_factor(

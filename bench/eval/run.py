@@ -271,6 +271,23 @@ def write_embed_config(repo: Path, batch: int, timeout: int, fusion_k: int | Non
     (workspace_dir(repo) / CONFIG_FILE).write_text(text, encoding="utf-8")
 
 
+def write_import_expansion(repo: Path, on: bool) -> None:
+    """``--import-expansion``: the import graph built at sync, and the ranking's expansion
+    along it on or off, in the fixture's own ``config.json``."""
+    from nexusmem_core.config import dump_config, load_config
+    from nexusmem_core.engine import ensure_workspace
+    from nexusmem_core.paths import CONFIG_FILE, workspace_dir
+
+    ensure_workspace(repo)
+    path = workspace_dir(repo) / CONFIG_FILE
+    config = load_config(path)
+    sources = dataclasses.replace(
+        config.sources, structure=dataclasses.replace(config.sources.structure, enabled=True)
+    )
+    retrieval = dataclasses.replace(config.retrieval, import_expansion=on)
+    path.write_text(dump_config(dataclasses.replace(config, sources=sources, retrieval=retrieval)))
+
+
 def accepts(func: Any, name: str) -> bool:
     try:
         return name in inspect.signature(func).parameters
@@ -293,6 +310,8 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     settings = make_settings(home, args.mode, args.embed_model)
     if args.mode == "hybrid":
         write_embed_config(repo, args.embed_batch, args.embed_timeout, args.fusion_k)
+    if args.import_expansion is not None:
+        write_import_expansion(repo, args.import_expansion == "on")
     subjects = subjects_by_sha(repo)
     now = last_commit_ts(repo) + 86_400 if args.now == "fixture" else None
     search_kw: dict[str, Any] = {}
@@ -486,6 +505,12 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true", help="list the queries that found nothing")
     parser.add_argument(
         "--queries", type=Path, help="labelled queries (default bench/eval/queries.json)"
+    )
+    parser.add_argument(
+        "--import-expansion",
+        choices=("on", "off"),
+        help="build the import graph and turn the ranking's expansion along it on or off "
+        "(default: the config's own default)",
     )
     parser.add_argument(
         "--out", type=Path, help="JSON result file (default bench/out/eval/result-<mode>.json)"
