@@ -37,7 +37,10 @@ __all__ = ["extract", "resolve"]
 
 _STDLIB = frozenset(sys.stdlib_module_names)
 _PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
-_FROM_HEAD = re.compile(r"(?P<before>[^\n]*?)(?<![\w.])from[ \t]+[\w. \t]*")
+_MODULE_TAIL = re.compile(r"[\w. \t]*")  # matched on a reversed head: a module path, blanks
+# How far into its line an ``import`` may stand: none is written further in, and looking back
+# further for each of a long line's ``import`` words took time with the square of its length.
+_FAR = 256
 _BREAKS = re.compile(r"#[^\n]*|\\\n|[()\[\]{}\n;]")
 
 Item = list[Any]  # [level, module or None, [names]]: 0 absolute; names empty for ``import a``
@@ -47,19 +50,21 @@ def extract(text: str) -> tuple[list[Item], int]:
     """Every import of the module, nested ones included, and how many statements that start
     like one did not parse."""
     found_starts = (_statement_start(text, at) for at in _keyword_positions(text))
-    starts = [start for start in found_starts if start is not None]
+    starts = sorted({start for start in found_starts if start is not None})
     if not starts:
         return [], 0
     spans = skipped_spans(text, "python", starts[-1])
     span_starts = [start for start, _ in spans]
+    starts = [start for start in starts if not _inside(spans, span_starts, start)]
+    if not starts:
+        return [], 0
     found: list[Item] = []
     failed = 0
-    for start in starts:
-        i = bisect.bisect_right(span_starts, start) - 1
-        if i >= 0 and spans[i][0] <= start < spans[i][1]:
-            continue  # in a comment or a string
+    # A statement ends before the next one starts: read to the end instead, every statement of
+    # a file of unclosed brackets was the rest of the file (quadratic in its length).
+    for start, limit in zip(starts, [*starts[1:], len(text)], strict=True):
         try:
-            node = ast.parse(_logical_line(text, start)).body[0]
+            node = ast.parse(_logical_line(text, start, limit)).body[0]
         except (SyntaxError, ValueError, RecursionError, IndexError):
             failed += 1
             continue
@@ -68,6 +73,12 @@ def extract(text: str) -> tuple[list[Item], int]:
         elif isinstance(node, ast.ImportFrom):
             found.append([node.level, node.module, [a.name for a in node.names]])
     return found, failed
+
+
+def _inside(spans: list[tuple[int, int]], span_starts: list[int], at: int) -> bool:
+    """Whether ``at`` falls in a comment or a string."""
+    i = bisect.bisect_right(span_starts, at) - 1
+    return i >= 0 and spans[i][0] <= at < spans[i][1]
 
 
 def _keyword_positions(text: str) -> Iterator[int]:
@@ -86,14 +97,17 @@ def _keyword_positions(text: str) -> Iterator[int]:
 def _statement_start(text: str, at: int) -> int | None:
     """Where the statement holding the ``import`` at ``at`` starts, if that is an import
     statement (``import x``, ``from x import y``); None for anything else."""
-    line_start = text.rfind("\n", 0, at) + 1
+    newline = text.rfind("\n", max(0, at - _FAR), at)
+    if newline < 0 and at > _FAR:
+        return None  # further into its line than any import is written
+    line_start = newline + 1
     head = text[line_start:at]
     if not head.strip() or head.rstrip()[-1] in ";:":
         start = at
-    elif (m := _FROM_HEAD.fullmatch(head)) and (
-        not m.group("before").strip() or m.group("before").rstrip()[-1] in ";:"
+    elif (before := _from_clause(head)) is not None and (
+        not head[:before].strip() or head[:before].rstrip()[-1] in ";:"
     ):
-        start = line_start + m.end("before")
+        start = line_start + before
     else:
         return None
     if text[max(0, line_start - 2) : line_start] == "\\\n":
@@ -101,10 +115,25 @@ def _statement_start(text: str, at: int) -> int | None:
     return start
 
 
-def _logical_line(text: str, start: int) -> str:
-    """The statement starting at ``start``: up to a newline outside brackets, or a ``;``."""
+def _from_clause(head: str) -> int | None:
+    """Where ``from <module>`` starts when ``head`` ends with it (the first such ``from``), else
+    None. Found by a scan back over the module path's characters, then a search forward: a
+    pattern tried from every position of a long head was quadratic in it."""
+    tail = _MODULE_TAIL.match(head[::-1])
+    k = len(head) - (tail.end() if tail else 0)
+    at = head.find("from", k)
+    while at >= 0:
+        if head[at + 4 : at + 5] in (" ", "\t") and (at == k or head[at - 1] in " \t"):
+            return at
+        at = head.find("from", at + 1)
+    return None
+
+
+def _logical_line(text: str, start: int, limit: int) -> str:
+    """The statement starting at ``start``: up to a newline outside brackets, or a ``;``, and
+    never past ``limit``."""
     depth = 0
-    for m in _BREAKS.finditer(text, start):
+    for m in _BREAKS.finditer(text, start, limit):
         mark = m.group()
         if mark in "([{":
             depth += 1
@@ -112,7 +141,7 @@ def _logical_line(text: str, start: int) -> str:
             depth -= 1
         elif mark in ("\n", ";") and depth <= 0:
             return text[start : m.start()]
-    return text[start:]
+    return text[start:limit]
 
 
 class _Modules:
