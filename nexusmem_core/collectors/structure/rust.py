@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .lexer import brace_depths, mask
@@ -122,31 +122,38 @@ def extract(text: str) -> tuple[list[Any], int]:
     if "mod" not in text and "use" not in text:
         return [[], []], 0
     code = mask(text, "rust").code
-    matches = [m for m in _MOD.finditer(code) if _starts_item(code, m.start())]
-    depths = brace_depths(code, [m.start() for m in matches])
+    matches = _items(code, _MOD.finditer(code))
+    depths = brace_depths(code, [m.start() for m, _ in matches])
     mods = [
         m.group("name")
-        for m, depth in zip(matches, depths, strict=True)
-        if not depth and "path" not in code[_item_start(code, m.start()) : m.start()]
+        for (m, start), depth in zip(matches, depths, strict=True)
+        if not depth and "path" not in code[start : m.start()]
     ]
     uses: list[list[Any]] = []
-    matches = [m for m in _USE.finditer(code) if _starts_item(code, m.start())]
-    depths = brace_depths(code, [m.start() for m in matches])
+    # A `use` ends at a `;`: none after the last one can match, and trying each anyway scanned
+    # to the end once per `use` (quadratic in a file of them).
+    used = [m for m, _ in _items(code, _USE.finditer(code, 0, code.rfind(";") + 1))]
+    depths = brace_depths(code, [m.start() for m in used])
     nested = _INLINE_MOD.search(code) is not None
-    for m, depth in zip(matches, depths, strict=True):
+    for m, depth in zip(used, depths, strict=True):
         uses += [[path, not (nested and depth)] for path in use_paths(m.group(1))]
     return [mods, uses], 0
 
 
-def _item_start(code: str, at: int) -> int:
-    """Where the item holding the keyword at ``at`` begins: after the last ``;``, ``{``, ``}``."""
-    return max(code.rfind(";", 0, at), code.rfind("{", 0, at), code.rfind("}", 0, at)) + 1
-
-
-def _starts_item(code: str, at: int) -> bool:
-    """Whether the keyword at ``at`` starts an item, give or take attributes and ``pub``."""
-    start = _item_start(code, at)
-    return _PREFIX.fullmatch(code, start, at) is not None
+def _items(code: str, matches: Iterable[re.Match[str]]) -> list[tuple[re.Match[str], int]]:
+    """The matches (in order) whose keyword starts an item, give or take attributes and
+    ``pub``, each with where its item begins: after the last ``;``, ``{`` or ``}``. That is
+    found by looking back only as far as the previous match: from every match back to the
+    start of the file, a long file without braces took time with the square of its length."""
+    kept = []
+    start = prev = 0
+    for m in matches:
+        at = m.start()
+        found = max(code.rfind(";", prev, at), code.rfind("{", prev, at), code.rfind("}", prev, at))
+        start, prev = (found + 1 if found >= 0 else start), at
+        if _PREFIX.fullmatch(code, start, at) is not None:
+            kept.append((m, start))
+    return kept
 
 
 def _used(crates: _Crates, path: str, uses: list[list[Any]]) -> Iterator[str]:
