@@ -7,9 +7,11 @@ anything; a pattern that backtracks over a long line is a hang of the sync.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import time
+import warnings
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -56,6 +58,35 @@ def test_masking_a_source_is_linear_and_its_placeholders_are_real(source: tuple[
     check_source(source)
 
 
+_EXTRACTORS = {"js": "javascript", "go": "golang", "java": "java", "rust": "rust"}
+_PYTHON = ["import ", "from ", " import ", "(", ")", "\\\n", "\n", ";", ":", "'", '"""', "#", "x"]
+files = st.one_of(
+    sources.map(lambda source: (_EXTRACTORS[source[0]], source[1])),
+    st.tuples(st.just("python"), st.one_of(mutated(_PYTHON), repeated(_PYTHON, 6000))),
+)
+
+
+def check_file(source: tuple[str, str]) -> None:
+    """A language's extractor gives a file's imports in linear time, whatever it holds."""
+    language, text = source
+    module = importlib.import_module(f"nexusmem_core.collectors.structure.{language}")
+    with within(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)  # ast.parse on what a file holds
+        items, failed = module.extract(text)
+    assert failed >= 0 and isinstance(items, list)
+
+
+@settings(max_examples=80, deadline=None)
+@given(files)
+@example(("python", ")import " * 6000))
+@example(("python", "import (\n" * 6000))
+@example(("rust", "use \nmod " * 6000))
+@example(("rust", "mod a;\n" * 20_000))
+@example(("rust", "use a::" + "{b::" * 3000 + "c" + "}" * 3000 + ";"))
+def test_extracting_a_file_is_linear(source: tuple[str, str]) -> None:
+    check_file(source)
+
+
 _SLOW_FILES = {
     "src/a/Main.java": "\n" * 20_000 + "package a;\nimport a.B;\n",
     "src/a/B.java": "package a;\n",
@@ -82,4 +113,7 @@ def test_a_sync_over_files_made_to_be_slow_takes_seconds(repo: Repo) -> None:
     assert json.loads(synced.stdout)["import_edges"] >= 2  # app.js -> b.js, Main -> B
 
 
-TARGETS = {"source lexer (import graph)": Target(sources, check_source)}
+TARGETS = {
+    "source lexer (import graph)": Target(sources, check_source),
+    "import extractors": Target(files, check_file),
+}

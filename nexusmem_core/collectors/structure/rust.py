@@ -41,12 +41,16 @@ def use_paths(tree_text: str) -> list[list[str]]:
     return out
 
 
-def _expand(text: str, prefix: list[str], out: list[list[str]]) -> None:
+_DEEPEST = 32  # nested groups read in a `use` tree; no crate nests them deeper
+
+
+def _expand(text: str, prefix: list[str], out: list[list[str]], depth: int = 0) -> None:
     for item in _split_top(text):
         head, brace, rest = item.partition("{")
         parts = [p for p in head.split("::") if p]
         if brace:
-            _expand(rest[:-1] if rest.endswith("}") else rest, prefix + parts, out)
+            if depth < _DEEPEST:  # a thousand deep would exhaust Python's recursion
+                _expand(rest[:-1] if rest.endswith("}") else rest, prefix + parts, out, depth + 1)
         elif parts:
             out.append(prefix + parts)
 
