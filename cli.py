@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -989,9 +990,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if getattr(args, "sync", False):
-        return run_light(args.func, args)
-    return run(args.func, args)
+    try:
+        if getattr(args, "sync", False):
+            return run_light(args.func, args)
+        return run(args.func, args)
+    except BrokenPipeError:
+        # `nexusmem status | head`: the reader left, which is not an error. Point stdout at
+        # nothing so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, as a shell reports a command a closed pipe stopped
 
 
 if __name__ == "__main__":

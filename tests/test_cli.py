@@ -6,10 +6,11 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import Repo, run_cli
+from .conftest import NEXUSMEM, Repo, run_cli
 
 
 def test_init_creates_the_workspace_once(repo: Repo, home: Path):
@@ -231,3 +232,19 @@ def test_agent_install_project_leaves_an_ignore_that_is_already_there(repo: Repo
     out = run_cli("agent", "install", "--project", "--json", "-C", str(repo.path))
     assert json.loads(out.stdout)["git_excluded"] is None
     assert not exclude.exists() and repo.git("status", "--porcelain") == ""
+
+
+def test_a_reader_that_leaves_early_is_not_an_error(repo: Repo) -> None:
+    """`nexusmem scan-git | head -1`: the closed pipe ends the command quietly."""
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    process = subprocess.Popen(
+        [NEXUSMEM, "scan-git", "-C", str(repo.path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    process.stdout.close()  # the reader is gone before the first line is written
+    _, stderr = process.communicate(timeout=60)
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
+    assert process.returncode == 141
