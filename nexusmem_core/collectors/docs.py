@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .git import git
 
-__all__ = ["Section", "list_doc_files", "parse_markdown", "parse_rst", "parse_sections"]
+__all__ = [
+    "Section",
+    "list_doc_files",
+    "markdown_headings",
+    "parse_markdown",
+    "parse_rst",
+    "parse_sections",
+]
 
 
 @dataclass
@@ -31,28 +38,39 @@ _ATX = re.compile(
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
-def parse_markdown(text: str, fallback: str) -> list[Section]:
-    """ATX headings (``#`` .. ``######``), ignoring lines inside fenced code blocks."""
-    sections: list[Section] = []
-    heading, level, lines = fallback, 0, list[str]()
+def markdown_headings(
+    lines: Iterable[str],
+) -> Iterator[tuple[str, tuple[str | None, int] | None]]:
+    """Each line, with its ATX heading's (text, level) when it is one outside a code fence.
+
+    Lines may keep their line ends; the heading text is None for a bare ``#``.
+    """
     fence: str | None = None
-    for line in text.splitlines():
-        fence_match = _FENCE.match(line)
-        if fence_match:
-            marker = fence_match.group(1)
+    for line in lines:
+        bare = line.rstrip("\r\n")
+        opened = _FENCE.match(bare)
+        if opened:
+            marker = opened.group(1)
             if fence is None:
                 fence = marker[0] * 3
             elif marker.startswith(fence):
                 fence = None
-        elif fence is None and (match := _ATX.match(line)):
-            sections.append(Section(heading, level, "\n".join(lines).strip()))
-            heading, level, lines = (
-                (match.group(2) or "").strip() or fallback,
-                len(match.group(1)),
-                [],
-            )
+        elif fence is None and (match := _ATX.match(bare)):
+            yield line, ((match.group(2) or "").strip() or None, len(match.group(1)))
             continue
-        lines.append(line)
+        yield line, None
+
+
+def parse_markdown(text: str, fallback: str) -> list[Section]:
+    """ATX headings (``#`` .. ``######``), ignoring lines inside fenced code blocks."""
+    sections: list[Section] = []
+    heading, level, lines = fallback, 0, list[str]()
+    for line, found in markdown_headings(text.splitlines()):
+        if found is None:
+            lines.append(line)
+            continue
+        sections.append(Section(heading, level, "\n".join(lines).strip()))
+        heading, level, lines = found[0] or fallback, found[1], []
     sections.append(Section(heading, level, "\n".join(lines).strip()))
     return [s for s in sections if s.text]
 

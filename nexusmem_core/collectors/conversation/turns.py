@@ -28,8 +28,7 @@ from dataclasses import dataclass, field
 
 from ...models import Node
 from ...redact import redact, redact_count
-from ..docs import _ATX as HEADING  # the docs' own Markdown heading and fence rules
-from ..docs import _FENCE as FENCE
+from ..docs import markdown_headings  # the docs' own Markdown heading and fence rules
 from .paths import RepoPaths
 from .transcript import Transcript
 
@@ -86,20 +85,11 @@ def _sections(text: str) -> Iterator[tuple[str | None, str]]:
     whose texts join back into ``text``."""
     heading: str | None = None
     lines: list[str] = []
-    fence: str | None = None
-    for line in text.splitlines(keepends=True):
-        bare = line.rstrip("\r\n")
-        opened = FENCE.match(bare)
-        if opened:
-            marker = opened.group(1)
-            if fence is None:
-                fence = marker[0] * 3
-            elif marker.startswith(fence):
-                fence = None
-        elif fence is None and (match := HEADING.match(bare)):
+    for line, found in markdown_headings(text.splitlines(keepends=True)):
+        if found is not None:
             if lines:
                 yield heading, "".join(lines)
-            heading, lines = (match.group(2) or "").strip() or None, []
+            heading, lines = found[0], []
         lines.append(line)
     if lines:
         yield heading, "".join(lines)
