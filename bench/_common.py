@@ -69,11 +69,13 @@ def drop_home(home: Path) -> None:
 
 # A fresh helper process per measurement: RUSAGE_CHILDREN accumulates the maximum over every
 # child ever reaped, so it only isolates one command if the helper runs nothing else. The helper
-# also samples the child's own high-water mark (VmHWM) from /proc, which excludes git children.
+# also samples the child's own high-water mark (VmHWM) from /proc, which excludes git children,
+# and the peaks of its anonymous and file-backed resident memory (RssAnon, RssFile): for git,
+# the file-backed part is mostly the pack it maps, page cache rather than memory it holds.
 _HELPER = r"""
 import json, resource, subprocess, sys, tempfile, time
 cmd = json.loads(sys.argv[1])
-hwm = 0
+peak = {"VmHWM": 0, "RssAnon": 0, "RssFile": 0}
 errors = tempfile.TemporaryFile()
 t0 = time.perf_counter()
 p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errors)
@@ -82,9 +84,9 @@ while p.poll() is None:
     try:
         with open(status) as fh:
             for line in fh:
-                if line.startswith("VmHWM:"):
-                    hwm = max(hwm, int(line.split()[1]))
-                    break
+                key = line.split(":", 1)[0]
+                if key in peak:
+                    peak[key] = max(peak[key], int(line.split()[1]))
     except OSError:
         pass
     time.sleep(0.01)
@@ -93,7 +95,8 @@ errors.seek(0)
 err = errors.read().decode("utf-8", "replace")
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"rc": p.returncode, "seconds": dt, "tree_maxrss_kb": ru.ru_maxrss,
-                  "self_hwm_kb": hwm, "stderr": err[-4000:]}))
+                  "self_hwm_kb": peak["VmHWM"], "self_anon_kb": peak["RssAnon"],
+                  "self_file_kb": peak["RssFile"], "stderr": err[-4000:]}))
 """
 
 
