@@ -139,6 +139,10 @@ async def bm25_candidates(
     return [Candidate.from_row(row, float(row[14]), ["bm25"]) for row in rows[:limit]]
 
 
+FEW_CJK = 10  # trigram hits below which the two-character pieces are looked up too
+CJK_SCAN = 20_000  # the most recent nodes a piece lookup reads (no index serves it)
+
+
 async def cjk_candidates(
     db: Database, text: str, project_id: str, limit: int = 100, as_of: int | None = None
 ) -> list[Candidate]:
@@ -166,10 +170,6 @@ async def cjk_candidates(
         seen = {c.id for c in found}
         found += [c for c in await _cjk_pieces(db, text, project_id, moment) if c.id not in seen]
     return found[:limit]
-
-
-FEW_CJK = 10  # trigram hits below which the two-character pieces are looked up too
-CJK_SCAN = 20_000  # the most recent nodes a piece lookup reads (no index serves it)
 
 
 async def _cjk_pieces(db: Database, text: str, project_id: str, moment: int) -> list[Candidate]:
