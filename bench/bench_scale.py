@@ -406,6 +406,7 @@ class Memory:
     knn: list[float] = field(default_factory=list)
     knn_cpu: dict[str, float] = field(default_factory=dict)  # k-NN variants, CPU ms
     stages: dict[str, list[float]] = field(default_factory=dict)
+    agreement: Agreement | None = None
     diff_share: float = 0.0  # of the rows the queries hit, file diffs
 
 
@@ -458,29 +459,29 @@ def diff_share(repo: Path, queries: list[Query]) -> float:
 
 
 async def stage_times(repo: Path, base: list[Query], rounds: int) -> dict[str, list[float]]:
-    """Per query, the steps ``handlers.search`` takes, timed one by one: the term counts,
-    the BM25 query, the chains lookup, and the whole search (the rest is bodies and packing)."""
+    """Per query, the steps ``handlers.search`` takes, timed one by one: the term counts, the
+    whole word arm (counts, then the AND or OR its plan picks), the chains lookup, and the
+    whole search (the rest is bodies and packing)."""
     from nexusmem_core import handlers
     from nexusmem_core.chains import follow
     from nexusmem_core.config import Settings
     from nexusmem_core.engine import open_engine
-    from nexusmem_core.retrieval.query import fts_match, query_terms
-    from nexusmem_core.store.fts import bm25_candidates, informative_terms
+    from nexusmem_core.retrieval.query import query_terms
+    from nexusmem_core.retrieval.words import word_candidates
+    from nexusmem_core.store.fts import term_counts
 
-    out: dict[str, list[float]] = {"terms": [], "bm25": [], "follow": [], "search": []}
+    out: dict[str, list[float]] = {"terms": [], "words": [], "follow": [], "search": []}
     home = fresh_home()
     try:
         async with open_engine(Settings(home=home), repo, read_only=True) as engine:
             db, pid = engine.db, engine.project_id
             for r in range(rounds + 1):
                 for q in base:
+                    terms = query_terms(q.text)
                     t0 = time.perf_counter()
-                    terms = await informative_terms(db, query_terms(q.text))
+                    await term_counts(db, terms)
                     t1 = time.perf_counter()
-                    match = fts_match(terms)
-                    found = (
-                        await bm25_candidates(db, match, pid, handlers.CANDIDATES) if match else []
-                    )
+                    found = await word_candidates(db, terms, pid, handlers.CANDIDATES)
                     t2 = time.perf_counter()
                     await follow(db, found)
                     t3 = time.perf_counter()
@@ -491,6 +492,51 @@ async def stage_times(repo: Path, base: list[Query], rounds: int) -> dict[str, l
                             out[key].append(dt * 1000)
     finally:
         drop_home(home)
+    return out
+
+
+@dataclass
+class Agreement:
+    overlap: list[float] = field(default_factory=list)  # per query: top-10 shared with exact
+    planned: list[float] = field(default_factory=list)  # search ms, the word arm's plan
+    exact: list[float] = field(default_factory=list)  # search ms, every hit scored
+    worst: list[tuple[float, str]] = field(default_factory=list)
+
+
+async def exact_agreement(repo: Path, base: list[Query], rounds: int) -> Agreement:
+    """What retrieval/words.py's plan costs in ranking and buys in time: each query's top 10
+    with the plan, and with every hit of the OR scored (the plan's bounds lifted), timed in
+    alternation on one engine so both see the same machine."""
+    from nexusmem_core import handlers
+    from nexusmem_core.config import Settings
+    from nexusmem_core.engine import open_engine
+    from nexusmem_core.retrieval import words
+    from nexusmem_core.retrieval.query import MAX_TERMS
+
+    planned = (words.EXACT_HITS, words.MAX_MATCHED)
+    exact = (10**12, MAX_TERMS)
+    out = Agreement()
+    home = fresh_home()
+    try:
+        async with open_engine(Settings(home=home), repo, read_only=True) as engine:
+            for r in range(rounds + 1):
+                for q in base:
+                    tops = []
+                    for mode, (bound, longest) in (("planned", planned), ("exact", exact)):
+                        words.EXACT_HITS, words.MAX_MATCHED = bound, longest
+                        t = time.perf_counter()
+                        response = await handlers.search(engine, q.text, vector=False)
+                        if r:
+                            getattr(out, mode).append((time.perf_counter() - t) * 1000)
+                        tops.append([x.id for x in response.results[:10]])
+                    if r == 0 and tops[1]:
+                        shared = len(set(tops[0]) & set(tops[1])) / len(tops[1])
+                        out.overlap.append(shared)
+                        out.worst.append((shared, q.text))
+    finally:
+        words.EXACT_HITS, words.MAX_MATCHED = planned
+        drop_home(home)
+    out.worst = sorted(out.worst)[:3]
     return out
 
 
@@ -665,13 +711,10 @@ def print_big(memory: Memory, stamp: dict[str, Any], rounds: int) -> None:
     if memory.stages:
         print("\nWhere a search's time goes (each step timed alone, same queries, ms):\n")
         st = memory.stages
-        rest = [
-            s - a - b - c
-            for s, a, b, c in zip(st["search"], st["terms"], st["bm25"], st["follow"], strict=True)
-        ]
+        rest = [s - b - c for s, b, c in zip(st["search"], st["words"], st["follow"], strict=True)]
         rows = [
-            ["`informative_terms` (a count per query term)", pcts(st["terms"])],
-            ["`bm25_candidates` (FTS5 match, bm25 top 300, join nodes)", pcts(st["bm25"])],
+            ["`term_counts` (each term's hits, probed newest first)", pcts(st["terms"])],
+            ["`word_candidates` (counts, then bm25 top 300 of the AND or OR)", pcts(st["words"])],
             ["`follow` (failure -> fix chains)", pcts(st["follow"])],
             ["the rest: priors, `load_bodies`, packing", pcts(rest)],
             ["whole `handlers.search`", pcts(st["search"])],
@@ -682,7 +725,27 @@ def print_big(memory: Memory, stamp: dict[str, Any], rounds: int) -> None:
             f"\nFTS5 scores every row a MATCH hits, and {memory.diff_share:.0%} of the rows these "
             f"queries hit are file diffs (the sync wrote {by_kind}).\n"
         )
+    if memory.agreement:
+        print_agreement(memory.agreement)
     print()
+
+
+def print_agreement(ag: Agreement) -> None:
+    from nexusmem_core.retrieval import words
+
+    print(
+        "\nThe word arm's plan against exact BM25 (retrieval/words.py: past "
+        f"{words.EXACT_HITS:,} hits the rows holding every term first, at most "
+        f"{words.MAX_MATCHED} terms matched), same queries, timed in alternation:\n"
+    )
+    shared = sum(ag.overlap) / len(ag.overlap) if ag.overlap else 0.0
+    rows = [
+        ["every hit scored (exact)", pcts(ag.exact), "1.00"],
+        ["the plan (shipped)", pcts(ag.planned), f"{shared:.2f}"],
+    ]
+    print(table(["search", "p50 / p95 / p99 (ms)", "top 10 shared with exact"], rows))
+    worst = "; ".join(f"{v:.1f} for {t[:40]!r}" for v, t in ag.worst)
+    print(f"\nLeast shared: {worst}.")
 
 
 def print_knn(memories: list[Memory], dims: int) -> None:
@@ -836,6 +899,7 @@ def main(argv: list[str] | None = None) -> int:
         memory = memories[-1]
         memory.stages = asyncio.run(stage_times(memory.repo, base, max(3, args.rounds // 2)))
         memory.diff_share = diff_share(memory.repo, base)
+        memory.agreement = asyncio.run(exact_agreement(memory.repo, base, 3))
         print_big(memory, read_stamp(args.big, args.seed), args.rounds)
 
     if "hybrid" not in args.skip:

@@ -21,16 +21,15 @@ from .registry import check_entry, load_registry, register_project, remove_proje
 from .retrieval.cjk import excerpt_terms, has_cjk
 from .retrieval.fuse import PROJECT_RRF_K, rrf
 from .retrieval.pack import Packer, display_title, format_date, pack, preview_row
-from .retrieval.query import fts_match, query_terms
+from .retrieval.query import query_terms
 from .retrieval.rank import prior_factor
+from .retrieval.words import word_candidates
 from .store import vectors
 from .store.db import DB_ERRORS, Database
 from .store.fts import (
     Candidate,
-    bm25_candidates,
     candidates_by_seq,
     cjk_candidates,
-    informative_terms,
     load_bodies,
 )
 from .store.nodes import NODE_COLUMNS, get_cursor, upsert_project
@@ -138,8 +137,7 @@ async def _lexical(
 ) -> list[Candidate]:
     """BM25 candidates; for a query with CJK text, fused by rank with the trigram index's
     (retrieval/cjk.py), since the word index reads a CJK run as one token."""
-    match = fts_match(await informative_terms(db, query_terms(query)))
-    words = await bm25_candidates(db, match, pid, CANDIDATES, as_of) if match else []
+    words = await word_candidates(db, query_terms(query), pid, CANDIDATES, as_of)
     if not has_cjk(query):
         return words
     pieces = await cjk_candidates(db, query, pid, CANDIDATES, as_of)

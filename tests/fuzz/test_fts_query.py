@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from nexusmem_core.models import Node
 from nexusmem_core.retrieval.cjk import MAX_PIECES, bigrams, cjk_query, excerpt_terms
 from nexusmem_core.retrieval.query import MAX_TERMS, fts_match, query_terms
-from nexusmem_core.store.fts import bm25_candidates, cjk_candidates, informative_terms
+from nexusmem_core.retrieval.words import all_of, word_candidates
+from nexusmem_core.store.fts import bm25_candidates, cjk_candidates, term_counts
 
 from .bounds import PROJECT, Store, Target, mutated, repeated, within
 
@@ -100,7 +101,9 @@ def check_query(text: str, store: Store) -> None:
     assert len(grams) <= MAX_PIECES and len(short) <= MAX_PIECES and len(pairs) <= MAX_PIECES
     if match is not None:
         store.portal.call(bm25_candidates, store.db, match, PROJECT)
-        store.portal.call(informative_terms, store.db, terms)
+        store.portal.call(bm25_candidates, store.db, all_of(terms), PROJECT)
+        store.portal.call(term_counts, store.db, terms)
+        store.portal.call(word_candidates, store.db, terms, PROJECT, 10)
     store.portal.call(cjk_candidates, store.db, text, PROJECT)
 
 

@@ -1,4 +1,5 @@
-"""The FTS layer: terms that cannot change the ranking are not searched."""
+"""The FTS layer: terms that cannot change the ranking are not searched; a query that would
+score too many rows takes the rows holding every term first (retrieval/words.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import open_engine
 from nexusmem_core.models import Node
-from nexusmem_core.store.fts import bm25_candidates, informative_terms
+from nexusmem_core.retrieval import words
+from nexusmem_core.store import fts
+from nexusmem_core.store.fts import bm25_candidates, term_counts
 from nexusmem_core.store.nodes import upsert_nodes
 
 
@@ -17,9 +20,10 @@ async def test_terms_in_more_than_half_the_rows_are_dropped(settings: Settings, 
     repo.commit("fix: widget overflow on resize", {"o.txt": "y\n"})
     async with open_engine(settings, repo.path, create=True) as engine:
         await handlers.sync(engine)
-        assert await informative_terms(engine.db, ["widget", "overflow"]) == ["overflow"]
-        assert await informative_terms(engine.db, ["widget"]) == ["widget"]
-        assert await informative_terms(engine.db, ["widget", "absent"]) == ["widget", "absent"]
+        counts = await term_counts(engine.db, ["widget", "overflow", "absent"])
+        assert counts.informative(["widget", "overflow"]) == ["overflow"]
+        assert counts.informative(["widget"]) == ["widget"]
+        assert counts.informative(["widget", "absent"]) == ["widget", "absent"]
         response = await handlers.search(engine, "widget overflow")
     assert response.results[0].title == "fix: widget overflow on resize"
 
@@ -49,3 +53,77 @@ async def test_a_term_counts_most_in_the_title_then_the_body_then_the_paths(
             )
         found = await bm25_candidates(engine.db, '"zephyr"', pid)
     assert [c.ref for c in found] == ["title", "body", "paths"]
+
+
+def note(pid: str, ref: str, title: str, body: str = "") -> Node:
+    return Node(pid, "doc_section", "docs", ref, title, body, 1, 0.5, "authored", None, [])
+
+
+async def test_term_counts_are_exact_up_to_the_probe_and_estimated_beyond(
+    settings: Settings, make_repo, monkeypatch
+):
+    repo = make_repo("counts")
+    repo.commit("chore: start", {"a.txt": "a\n"})
+    monkeypatch.setattr(fts, "PROBE", 40)  # 10 hits walked in each of the 4 parts
+    async with open_engine(settings, repo.path, create=True) as engine:
+        await handlers.sync(engine)
+        pid = engine.project_id
+        async with engine.db.transaction():
+            await upsert_nodes(
+                engine.db,
+                [note(pid, f"o{i}", f"old alpha {i}") for i in range(60)]  # alpha: old rows only
+                + [note(pid, f"n{i}", f"new {i}", "beta" if i < 3 else "") for i in range(60)],
+            )
+        counts = await term_counts(engine.db, ["alpha", "beta", "gamma"])
+    assert counts.hits["beta"] == 3 and counts.hits["gamma"] == 0  # under the probe: exact
+    # alpha fills the older half densely: estimated near its 60, not from the newest rows.
+    assert 45 <= counts.hits["alpha"] <= 75 and counts.rows >= 120
+    assert counts.total(["alpha", "beta"]) == counts.hits["alpha"] + 3
+
+
+async def test_past_the_exact_bound_the_rows_holding_every_term_come_first(
+    settings: Settings, make_repo, monkeypatch
+):
+    repo = make_repo("conjunctive")
+    repo.commit("chore: start", {"a.txt": "a\n"})
+    async with open_engine(settings, repo.path, create=True) as engine:
+        await handlers.sync(engine)
+        pid = engine.project_id
+        async with engine.db.transaction():
+            await upsert_nodes(
+                engine.db,
+                [note(pid, f"both{i}", f"note {i}", "kiwi mango " + "word " * 60) for i in range(3)]
+                # One word, thrice, in a short title: exact BM25 ranks it above them all.
+                + [note(pid, "kiwi-only", "kiwi kiwi kiwi")]
+                + [note(pid, f"mango{i}", f"mango {i}", "filler") for i in range(3)]
+                + [note(pid, f"filler{i}", f"other {i}", "filler") for i in range(12)],
+            )
+        db, terms = engine.db, ["kiwi", "mango"]
+        exact = await words.word_candidates(db, terms, pid, 3)
+        monkeypatch.setattr(words, "EXACT_HITS", 2)
+        every = await words.word_candidates(db, terms, pid, 3)
+        short = await words.word_candidates(db, terms, pid, 10)  # too few hold both: the OR
+        monkeypatch.setattr(words, "EXACT_HITS", 8_000)
+        scores = {c.ref: c.relevance for c in await words.word_candidates(db, terms, pid, 10)}
+    assert exact[0].ref == "kiwi-only"
+    assert sorted(c.ref for c in every) == ["both0", "both1", "both2"]
+    assert all(c.relevance == scores[c.ref] for c in every)  # the OR's own scores
+    assert {c.ref for c in short} == {"kiwi-only", *scores} and len(short) == 7
+
+
+async def test_a_long_query_matches_on_its_rarest_terms(settings: Settings, make_repo, monkeypatch):
+    repo = make_repo("long")
+    repo.commit("chore: start", {"a.txt": "a\n"})
+    async with open_engine(settings, repo.path, create=True) as engine:
+        await handlers.sync(engine)
+        pid = engine.project_id
+        async with engine.db.transaction():
+            await upsert_nodes(
+                engine.db,
+                [note(pid, "rare", "quasar pulsar"), note(pid, "common", "nebula")]
+                + [note(pid, f"n{i}", f"nebula {i}") for i in range(4)]
+                + [note(pid, f"f{i}", f"filler {i}") for i in range(8)],
+            )
+        monkeypatch.setattr(words, "MAX_MATCHED", 2)
+        found = await words.word_candidates(engine.db, ["nebula", "quasar", "pulsar"], pid, 10)
+    assert [c.ref for c in found] == ["rare"]

@@ -1,0 +1,76 @@
+"""The word arm: BM25 over FTS5, exact while that is cheap, every-term-first when it is not.
+
+FTS5 ranks by scoring every row its MATCH hits, 1.4-2 µs a row, and an OR of a query's terms
+hits every row holding any one of them: at 500k nodes the median query of bench_query's mix
+hits 50-80k rows and took 86 ms. So:
+
+- A query whose terms together hit at most ``EXACT_HITS`` rows (every query on a memory of
+  fewer rows than that) is ranked exactly: the OR of its terms, every hit scored.
+- Beyond that, the rows holding *every* term come first: an AND of the terms. bm25 sums over
+  the phrases a row holds, so under the AND each such row gets exactly the score the OR gives
+  it. When fewer than ``limit`` rows hold them all, a query of three or more terms adds the
+  AND of each set that leaves one term out: every row lacking at most one term, still scored
+  exactly. Only when that is still short does the query fall back to the OR.
+- What this can miss is a row lacking a term (two, from three terms on) that would have
+  outscored the rows holding them: at 500k nodes, 96% of the final top 10 is what exact
+  ranking gives (bench/bench_scale.py prints that agreement beside the latencies).
+- A long query (pasted text) matches on its ``MAX_MATCHED`` rarest terms: its common words
+  ("after", "before", "use") cost a doclist walk each and barely move a score.
+
+A single common word ("path", in 110k of 500k rows) has no cheaper exact plan and is scored in
+full: 60-130 ms at 500k nodes.
+"""
+
+from __future__ import annotations
+
+from ..store.db import Database
+from ..store.fts import Candidate, bm25_candidates, term_counts
+from .query import quote_term
+
+__all__ = ["EXACT_HITS", "MAX_MATCHED", "all_of", "any_of", "word_candidates"]
+
+EXACT_HITS = 8_000  # hits up to which every matching row is scored (~11 ms at 500k nodes)
+MAX_MATCHED = 8  # a longer query matches on its rarest terms only
+
+
+def any_of(terms: list[str]) -> str:
+    return " OR ".join(quote_term(t) for t in terms)
+
+
+def all_of(terms: list[str]) -> str:
+    return " AND ".join(quote_term(t) for t in terms)
+
+
+async def word_candidates(
+    db: Database, terms: list[str], project_id: str, limit: int, as_of: int | None = None
+) -> list[Candidate]:
+    """The best ``limit`` nodes of one project for the query ``terms`` (see the module text)."""
+    if not terms:
+        return []
+    counts = await term_counts(db, terms)
+    kept = counts.informative(terms)
+    if len(kept) > MAX_MATCHED:
+        rarest = set(sorted(kept, key=lambda t: counts.hits[t])[:MAX_MATCHED])
+        kept = [t for t in kept if t in rarest]
+    if len(kept) == 1 or counts.total(kept) <= EXACT_HITS:
+        return await bm25_candidates(db, any_of(kept), project_id, limit, as_of)
+    best: dict[str, Candidate] = {}
+    for required in _every_term_then_all_but_one(kept):
+        for c in await bm25_candidates(db, all_of(required), project_id, limit, as_of):
+            if c.id not in best or c.relevance > best[c.id].relevance:
+                best[c.id] = c
+        if len(best) >= limit and len(required) == len(kept):
+            break  # enough rows hold every term
+    if len(best) < limit:
+        return await bm25_candidates(db, any_of(kept), project_id, limit, as_of)
+    return sorted(best.values(), key=lambda c: c.relevance, reverse=True)[:limit]
+
+
+def _every_term_then_all_but_one(terms: list[str]) -> list[list[str]]:
+    """All the terms, then (from three terms on) each set that leaves one out. A row holding
+    exactly the terms of a set scores the same under their AND as under the OR of all (bm25
+    sums over the phrases a row holds), so together these rank every row that lacks at most
+    one term exactly; two terms' halves would be the OR itself."""
+    if len(terms) < 3:
+        return [terms]
+    return [terms] + [terms[:i] + terms[i + 1 :] for i in range(len(terms))]
