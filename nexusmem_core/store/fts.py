@@ -90,7 +90,7 @@ class Candidate:
         )
 
 
-PROBE = 2_000  # rows walked per term to count it; beyond, its count is estimated
+PROBE = 1_000  # rows walked per term to count it; beyond, its count is estimated
 STRATA = 4  # the index's rowid span is probed in this many equal parts
 
 
