@@ -178,6 +178,11 @@ def read_new(
                     continue
                 break  # a partial last line
             offset += len(line)
+            if not line.strip():
+                # The seam a writer leaves when it starts a fresh line after a torn one: two
+                # writers that both saw the torn end each add one (append checks without a
+                # lock). Not a record, so not a malformed one either.
+                continue
             record = _parse(line)
             if record is None:
                 malformed += 1

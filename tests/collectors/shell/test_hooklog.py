@@ -67,6 +67,18 @@ def test_malformed_lines_are_counted_and_a_partial_last_line_waits(tmp_path: Pat
     assert [r["id"] for r in read_new(path, result.cursor).records] == ["id3"]
 
 
+def test_two_writers_after_a_torn_line_lose_nothing_and_count_nothing(tmp_path: Path):
+    path = tmp_path / hooklog.LOG_FILE
+    path.write_text(json.dumps(rec(1)) + "\n" + json.dumps(rec(2))[:15])  # a writer died
+    # Both writers saw the torn end before either wrote, so each starts a fresh line.
+    with open(path, "a") as handle:
+        handle.write("\n" + json.dumps(rec(3)) + "\n" + "\n" + json.dumps(rec(4)) + "\n")
+    hooklog.append(tmp_path, rec(5))  # a later writer sees a clean end
+    result = read_new(path, LogCursor())
+    assert [r["id"] for r in result.records] == ["id1", "id3", "id4", "id5"]
+    assert result.malformed == 1  # the torn record alone
+
+
 def test_command_hash_is_keyed_and_stable(tmp_path: Path):
     a = hooklog.command_hash(tmp_path, "mysql -psecret1")
     assert a == hooklog.command_hash(tmp_path, "mysql -psecret1")
