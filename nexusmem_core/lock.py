@@ -70,13 +70,7 @@ def acquire(path: Path, now: float | None = None) -> Lock:
     now = time.time() if now is None else now
     token = f"{os.getpid()} {now:.0f} {secrets.token_hex(8)}"
     for _ in range(3):  # the owner may release it between our two looks
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            pass
-        else:
-            with os.fdopen(fd, "w", encoding="ascii") as handle:
-                handle.write(token)
+        if _create(path, token):
             return Lock(path, token)
         held = _read(path)
         if held is None:
@@ -85,6 +79,36 @@ def acquire(path: Path, now: float | None = None) -> Lock:
             raise LockBusy(path, _pid(held))
         return _take_over(path, token)
     raise LockBusy(path, None)
+
+
+def _create(path: Path, token: str) -> bool:
+    """Create the lock already holding ``token``, or return False if it exists.
+
+    The token is written to a private file first, then hard-linked into place, which fails
+    like O_EXCL when the lock exists. So a sync killed at any instant leaves no lock or a
+    whole one, never the empty file that made every automatic sync for ``GRACE`` seconds
+    stand down. Where the filesystem has no hard links, O_EXCL and then the write.
+    """
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
+    try:
+        tmp.write_text(token, encoding="ascii")
+        try:
+            os.link(tmp, path)
+            return True
+        except FileExistsError:
+            return False
+        except OSError:  # no hard links here (FAT, some network filesystems)
+            pass
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(token)
+    return True
 
 
 def _take_over(path: Path, token: str) -> Lock:

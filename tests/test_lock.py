@@ -87,3 +87,33 @@ def test_the_lock_is_released_when_the_sync_fails(tmp_path: Path):
     with pytest.raises(RuntimeError), acquire(path):
         raise RuntimeError("ingest failed")
     assert not path.exists()
+
+
+def test_a_lock_is_never_visible_without_its_owner(tmp_path: Path, monkeypatch):
+    path = tmp_path / "sync.lock"
+    seen = []
+    real_link = os.link
+
+    def link(src, dst):  # the instant the lock appears, it already names its owner
+        real_link(src, dst)
+        seen.append(Path(dst).read_text())
+
+    monkeypatch.setattr(os, "link", link)
+    with acquire(path) as lock:
+        assert seen == [lock.token] and lock.token.startswith(f"{os.getpid()} ")
+        with pytest.raises(LockBusy):
+            acquire(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no private file left behind
+
+
+def test_without_hard_links_the_lock_still_works(tmp_path: Path, monkeypatch):
+    def no_links(src, dst):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    path = tmp_path / "sync.lock"
+    with acquire(path) as lock:
+        assert path.read_text() == lock.token
+        with pytest.raises(LockBusy):
+            acquire(path)
+    assert not path.exists() and list(tmp_path.iterdir()) == []
