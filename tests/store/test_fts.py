@@ -111,6 +111,36 @@ async def test_past_the_exact_bound_the_rows_holding_every_term_come_first(
     assert {c.ref for c in short} == {"kiwi-only", *scores} and len(short) == 7
 
 
+async def test_when_few_rows_hold_every_term_those_lacking_one_follow_exactly(
+    settings: Settings, make_repo, monkeypatch
+):
+    repo = make_repo("all-but-one")
+    repo.commit("chore: start", {"a.txt": "a\n"})
+    async with open_engine(settings, repo.path, create=True) as engine:
+        await handlers.sync(engine)
+        pid = engine.project_id
+        async with engine.db.transaction():
+            await upsert_nodes(
+                engine.db,
+                [note(pid, "all", "lemon lime kiwi")]
+                + [note(pid, f"two{i}", f"lemon lime {i}") for i in range(2)]
+                # One term, thrice, in a short title: the OR ranks it among the first four.
+                + [note(pid, "two-b", "lime kiwi", "word " * 40), note(pid, "one", "lemon " * 3)]
+                + [note(pid, f"f{i}", f"filler {i}") for i in range(10)],
+            )
+        db, terms = engine.db, ["lemon", "lime", "kiwi"]
+        scores = {c.ref: c.relevance for c in await words.word_candidates(db, terms, pid, 10)}
+        monkeypatch.setattr(words, "EXACT_HITS", 2)
+        found = await words.word_candidates(db, terms, pid, 4)
+        fallback = await words.word_candidates(db, terms, pid, 10)  # still short: the OR
+    assert "one" in sorted(scores, key=scores.__getitem__, reverse=True)[:4]
+    # The plan: every row lacking at most one term, at the OR's own scores, best first.
+    assert {c.ref for c in found} == {"all", "two0", "two1", "two-b"}
+    assert all(c.relevance == scores[c.ref] for c in found)
+    assert [c.relevance for c in found] == sorted((c.relevance for c in found), reverse=True)
+    assert {c.ref for c in fallback} == set(scores) and "one" in scores
+
+
 async def test_a_long_query_matches_on_its_rarest_terms(settings: Settings, make_repo, monkeypatch):
     repo = make_repo("long")
     repo.commit("chore: start", {"a.txt": "a\n"})
