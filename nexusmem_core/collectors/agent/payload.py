@@ -23,6 +23,7 @@ __all__ = [
     "AgentEvent",
     "Dropped",
     "Normalized",
+    "error_excerpt",
     "normalize",
     "normalize_command",
     "parse",
@@ -148,7 +149,9 @@ def _success(out: AgentEvent, tool_input: dict[str, Any], response: Any) -> None
 def _failure(out: AgentEvent, payload: dict[str, Any]) -> None:
     found = payload.get("error", payload.get("error_message"))
     error = _clean(found) if isinstance(found, str) else ""
-    out.error = error.strip()[: MAX_ERROR * 4] or None
+    # Whole (the payload is bounded by MAX_PAYLOAD): a cut before redaction can halve a secret
+    # so that no pattern knows it. runner.py redacts, then keeps ``error_excerpt``.
+    out.error = error.strip() or None
     if payload.get("is_interrupt") is True:
         out.outcome = "interrupted"
         return
@@ -159,6 +162,17 @@ def _failure(out: AgentEvent, payload: dict[str, Any]) -> None:
         out.outcome = "denied"  # never ran: the user or a hook said no
     else:
         out.outcome = "failed"  # ran and failed, code unknown (a timeout, a crash)
+
+
+def error_excerpt(text: str, limit: int = MAX_ERROR) -> str:
+    """What a failure's (redacted) message keeps: its first line, Bash's ``Exit code N``, and
+    its end, where a failing command says why (the assertion, the compiler's error, the last
+    line of a traceback). The head alone kept a test runner's banner and progress dots."""
+    if len(text) <= limit:
+        return text
+    first, _, rest = text.partition("\n")
+    first = first[: limit // 4]
+    return f"{first}\n…\n{rest[-(limit - len(first) - 3) :].lstrip()}"
 
 
 def _clean(text: str) -> str:

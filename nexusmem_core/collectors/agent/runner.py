@@ -26,7 +26,15 @@ from ...paths import home_dir
 from ..commands import is_predicate
 from ..shell.hooklog import append, cannot_append, command_hash
 from . import recall
-from .payload import MAX_PAYLOAD, AgentEvent, Dropped, normalize, parse, status_from_output
+from .payload import (
+    MAX_PAYLOAD,
+    AgentEvent,
+    Dropped,
+    error_excerpt,
+    normalize,
+    parse,
+    status_from_output,
+)
 from .state import MAX_NOTES, count_drop, prune_sessions, session_state
 
 __all__ = ["handle", "main"]
@@ -112,7 +120,7 @@ def _capture(event: AgentEvent, home: str, now: float, text: str, digest: str) -
     with session_state(home, event.session) as state:
         edited, state["edits"] = state["edits"], []
     command, redactions = redact_count(text)
-    error = redact(event.error)[:300] if event.error else None
+    error = error_excerpt(redact(event.error)) if event.error else None
     record = {
         "v": 1,
         "id": event.tool_use_id or os.urandom(12).hex(),

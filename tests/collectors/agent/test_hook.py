@@ -38,6 +38,19 @@ def test_each_bash_outcome_is_recorded_silently(project: Repo, home: Path):
     assert failed["tool_use_id"] == "toolu_01TIMEOUT"
 
 
+def test_a_failure_keeps_its_exit_line_and_its_end_with_secrets_redacted(project: Repo, home: Path):
+    key = "AKIA" + "Q3EGRT7XMPLE2KDI"  # an AWS access key id, in the end the excerpt keeps
+    output = "=" * 30 + " test session starts " + "=" * 30 + "\n" + "." * 1180 + f" {key}\n"
+    output += "FAILED tests/test_api.py::test_login - AssertionError: 401 != 200\n"
+    run_hook(payload("failure_bash_exit", project.path, error=f"Exit code 1\n{output}"))
+    (record,) = log_records(home)
+    assert record["error"].startswith("Exit code 1\n…\n")
+    assert record["error"].endswith("test_login - AssertionError: 401 != 200")
+    assert len(record["error"]) <= 300 and "[REDACTED" in record["error"]
+    assert key not in (home / "agent-events.jsonl").read_text()
+    assert key[:12] not in (home / "agent-events.jsonl").read_text()
+
+
 def test_edits_attach_to_the_next_command_as_paths_only(project: Repo, home: Path):
     cwd = project.path
     for name in ("post_edit", "post_write", "failure_edit", "post_read"):
