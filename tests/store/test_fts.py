@@ -3,9 +3,12 @@ score too many rows takes the rows holding every term first (retrieval/words.py)
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
-from nexusmem_core.engine import open_engine
+from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.models import Node
 from nexusmem_core.retrieval import words
 from nexusmem_core.store import fts
@@ -59,21 +62,32 @@ def note(pid: str, ref: str, title: str, body: str = "") -> Node:
     return Node(pid, "doc_section", "docs", ref, title, body, 1, 0.5, "authored", None, [])
 
 
+@asynccontextmanager
+async def memory_of(
+    settings: Settings, make_repo, notes: Callable[[str], list[Node]]
+) -> AsyncIterator[Engine]:
+    """A synced memory of a one-commit repository, with ``notes(project_id)`` added."""
+    repo = make_repo("notes")
+    repo.commit("chore: start", {"a.txt": "a\n"})
+    async with open_engine(settings, repo.path, create=True) as engine:
+        await handlers.sync(engine)
+        async with engine.db.transaction():
+            await upsert_nodes(engine.db, notes(engine.project_id))
+        yield engine
+
+
 async def test_term_counts_are_exact_up_to_the_probe_and_estimated_beyond(
     settings: Settings, make_repo, monkeypatch
 ):
-    repo = make_repo("counts")
-    repo.commit("chore: start", {"a.txt": "a\n"})
     monkeypatch.setattr(fts, "PROBE", 40)  # 10 hits walked in each of the 4 parts
-    async with open_engine(settings, repo.path, create=True) as engine:
-        await handlers.sync(engine)
-        pid = engine.project_id
-        async with engine.db.transaction():
-            await upsert_nodes(
-                engine.db,
-                [note(pid, f"o{i}", f"old alpha {i}") for i in range(60)]  # alpha: old rows only
-                + [note(pid, f"n{i}", f"new {i}", "beta" if i < 3 else "") for i in range(60)],
-            )
+    async with memory_of(
+        settings,
+        make_repo,
+        lambda pid: (
+            [note(pid, f"o{i}", f"old alpha {i}") for i in range(60)]  # alpha: old rows only
+            + [note(pid, f"n{i}", f"new {i}", "beta" if i < 3 else "") for i in range(60)]
+        ),
+    ) as engine:
         counts = await term_counts(engine.db, ["alpha", "beta", "gamma"])
     assert counts.hits["beta"] == 3 and counts.hits["gamma"] == 0  # under the probe: exact
     # alpha fills the older half densely: estimated near its 60, not from the newest rows.
@@ -84,20 +98,18 @@ async def test_term_counts_are_exact_up_to_the_probe_and_estimated_beyond(
 async def test_past_the_exact_bound_the_rows_holding_every_term_come_first(
     settings: Settings, make_repo, monkeypatch
 ):
-    repo = make_repo("conjunctive")
-    repo.commit("chore: start", {"a.txt": "a\n"})
-    async with open_engine(settings, repo.path, create=True) as engine:
-        await handlers.sync(engine)
+    async with memory_of(
+        settings,
+        make_repo,
+        lambda pid: (
+            [note(pid, f"both{i}", f"note {i}", "kiwi mango " + "word " * 60) for i in range(3)]
+            # One word, thrice, in a short title: exact BM25 ranks it above them all.
+            + [note(pid, "kiwi-only", "kiwi kiwi kiwi")]
+            + [note(pid, f"mango{i}", f"mango {i}", "filler") for i in range(3)]
+            + [note(pid, f"filler{i}", f"other {i}", "filler") for i in range(12)]
+        ),
+    ) as engine:
         pid = engine.project_id
-        async with engine.db.transaction():
-            await upsert_nodes(
-                engine.db,
-                [note(pid, f"both{i}", f"note {i}", "kiwi mango " + "word " * 60) for i in range(3)]
-                # One word, thrice, in a short title: exact BM25 ranks it above them all.
-                + [note(pid, "kiwi-only", "kiwi kiwi kiwi")]
-                + [note(pid, f"mango{i}", f"mango {i}", "filler") for i in range(3)]
-                + [note(pid, f"filler{i}", f"other {i}", "filler") for i in range(12)],
-            )
         db, terms = engine.db, ["kiwi", "mango"]
         exact = await words.word_candidates(db, terms, pid, 3)
         monkeypatch.setattr(words, "EXACT_HITS", 2)
@@ -114,20 +126,18 @@ async def test_past_the_exact_bound_the_rows_holding_every_term_come_first(
 async def test_when_few_rows_hold_every_term_those_lacking_one_follow_exactly(
     settings: Settings, make_repo, monkeypatch
 ):
-    repo = make_repo("all-but-one")
-    repo.commit("chore: start", {"a.txt": "a\n"})
-    async with open_engine(settings, repo.path, create=True) as engine:
-        await handlers.sync(engine)
+    async with memory_of(
+        settings,
+        make_repo,
+        lambda pid: (
+            [note(pid, "all", "lemon lime kiwi")]
+            + [note(pid, f"two{i}", f"lemon lime {i}") for i in range(2)]
+            # One term, thrice, in a short title: the OR ranks it among the first four.
+            + [note(pid, "two-b", "lime kiwi", "word " * 40), note(pid, "one", "lemon " * 3)]
+            + [note(pid, f"f{i}", f"filler {i}") for i in range(10)]
+        ),
+    ) as engine:
         pid = engine.project_id
-        async with engine.db.transaction():
-            await upsert_nodes(
-                engine.db,
-                [note(pid, "all", "lemon lime kiwi")]
-                + [note(pid, f"two{i}", f"lemon lime {i}") for i in range(2)]
-                # One term, thrice, in a short title: the OR ranks it among the first four.
-                + [note(pid, "two-b", "lime kiwi", "word " * 40), note(pid, "one", "lemon " * 3)]
-                + [note(pid, f"f{i}", f"filler {i}") for i in range(10)],
-            )
         db, terms = engine.db, ["lemon", "lime", "kiwi"]
         scores = {c.ref: c.relevance for c in await words.word_candidates(db, terms, pid, 10)}
         monkeypatch.setattr(words, "EXACT_HITS", 2)
@@ -142,18 +152,16 @@ async def test_when_few_rows_hold_every_term_those_lacking_one_follow_exactly(
 
 
 async def test_a_long_query_matches_on_its_rarest_terms(settings: Settings, make_repo, monkeypatch):
-    repo = make_repo("long")
-    repo.commit("chore: start", {"a.txt": "a\n"})
-    async with open_engine(settings, repo.path, create=True) as engine:
-        await handlers.sync(engine)
+    async with memory_of(
+        settings,
+        make_repo,
+        lambda pid: (
+            [note(pid, "rare", "quasar pulsar"), note(pid, "common", "nebula")]
+            + [note(pid, f"n{i}", f"nebula {i}") for i in range(4)]
+            + [note(pid, f"f{i}", f"filler {i}") for i in range(8)]
+        ),
+    ) as engine:
         pid = engine.project_id
-        async with engine.db.transaction():
-            await upsert_nodes(
-                engine.db,
-                [note(pid, "rare", "quasar pulsar"), note(pid, "common", "nebula")]
-                + [note(pid, f"n{i}", f"nebula {i}") for i in range(4)]
-                + [note(pid, f"f{i}", f"filler {i}") for i in range(8)],
-            )
         monkeypatch.setattr(words, "MAX_MATCHED", 2)
         found = await words.word_candidates(engine.db, ["nebula", "quasar", "pulsar"], pid, 10)
     assert [c.ref for c in found] == ["rare"]
