@@ -153,6 +153,9 @@ class SessionSource:
     """Model calls per sync at most; the rest are queued for the next."""
     prompt_chars: int = _bounded(12_000, 1_000, 200_000)
     timeout_seconds: int = _bounded(120, 1, 3600)
+    budget_seconds: int = _bounded(300, 1, 86_400)
+    """Seconds one sync may spend asking the model; the sessions left are queued. An automatic
+    sync holds ``sync.lock`` until it ends, so later commits wait for it."""
 
 
 @dataclass(frozen=True)

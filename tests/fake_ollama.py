@@ -62,10 +62,12 @@ SUMMARIES = {
 class FakeOllama:
     """``mode``: ok, slow, malformed, wrong_count; ``model`` and ``dims`` may change live.
     ``chat_mode``: yes, no, garbage, slow, echo, malformed or a key of ``SUMMARIES``, for
-    ``chat_model``."""
+    ``chat_model``; ``chat_delay`` seconds pass before any chat reply (a slow model that
+    answers)."""
 
     def __init__(self) -> None:
         self.mode, self.model, self.dims, self.delay = "ok", "fake-embed", 32, 3.0
+        self.chat_delay = 0.0
         self.embedded_texts = 0
         self.chat_mode, self.chat_model = "yes", "fake-chat"
         self.chat_requests: list[dict[str, Any]] = []
@@ -110,6 +112,7 @@ class FakeOllama:
                 if body.get("model") != fake.chat_model:
                     return self._send(404, {"error": f'model "{body.get("model")}" not found'})
                 fake.chat_requests.append(body)
+                time.sleep(fake.chat_delay)  # a slow model that still answers
                 if fake.chat_mode == "slow":
                     time.sleep(fake.delay)
                 if fake.chat_mode == "malformed":

@@ -3,10 +3,11 @@
 It runs after the ingest transaction, like embedding, because it waits on a model: the turns
 are read, the model is asked (in a thread, with ``timeout_seconds``), and each summary is
 written in a short transaction of its own, so a sync interrupted half-way keeps what it got.
-At most ``max_sessions`` prompts are sent per sync; the due sessions past that are ``queued``
-for the next. When Ollama is absent or too slow the pass stops; a reply with no summary in it
-passes over that session. Either way ``report.session_note`` says so in one line, the sync
-succeeds, and the session stays ``pending``: it is asked again at the next sync.
+At most ``max_sessions`` prompts are sent per sync, and none once ``budget_seconds`` have gone
+by (a 3B model on a laptop CPU takes tens of seconds a summary); the due sessions past either
+are ``queued`` for the next. When Ollama is absent or too slow the pass stops; a reply with no
+summary in it passes over that session. Either way ``report.session_note`` says so in one
+line, the sync succeeds, and the session stays ``pending``: it is asked again at the next sync.
 """
 
 from __future__ import annotations
@@ -64,10 +65,11 @@ async def summarize_sessions(engine: Engine, report: SyncReport) -> None:
     found = await plan(db, pid, cfg.settle_minutes, int(time.time()))
     deny = await DenyFilter.load(db, pid)
     run = _Pass()
+    deadline = time.monotonic() + cfg.budget_seconds
     for info in found.due:
         if run.stopped:
             run.pending.append(info)
-        elif run.sent >= cfg.max_sessions:
+        elif run.sent >= cfg.max_sessions or time.monotonic() >= deadline:
             run.queued.append(info)
         else:
             await _summarise(engine, info, deny, run, report)

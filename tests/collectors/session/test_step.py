@@ -184,6 +184,17 @@ async def test_past_max_sessions_the_rest_are_queued_newest_first(live: Engine, 
     assert "sessions   3 summarised, 0 queued" in handlers.status_text(status)
 
 
+async def test_past_the_time_budget_the_rest_are_queued(live: Engine, ollama: FakeOllama):
+    ollama.chat_delay = 1.5  # a model slower than the whole budget: one call, then no more
+    configure(live, budget_seconds=1, timeout_seconds=10)
+    for session, hours in (("old", 30), ("mid", 20), ("new", 10)):
+        await plant(live, session, minutes_ago=hours * 60)
+    report = await sync(live)
+    assert (report.sessions, report.sessions_queued) == (1, 2)
+    assert await states(live) == {"new": "done", "mid": "queued", "old": "queued"}
+    assert report.session_note == "ok" and len(ollama.chat_requests) == 1
+
+
 async def test_a_live_session_waits_until_it_settles(live: Engine, ollama: FakeOllama):
     await plant(live, "s1", minutes_ago=5)
     report = await sync(live)
