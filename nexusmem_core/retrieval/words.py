@@ -12,7 +12,7 @@ hits 50-80k rows and took 86 ms. So:
   AND of each set that leaves one term out: every row lacking at most one term, still scored
   exactly. Only when that is still short does the query fall back to the OR.
 - What this can miss is a row lacking a term (two, from three terms on) that would have
-  outscored the rows holding them: at 500k nodes, 96% of the final top 10 is what exact
+  outscored the rows holding them: at 500k nodes, 96-98% of the final top 10 is what exact
   ranking gives (bench/bench_scale.py prints that agreement beside the latencies).
 - A long query (pasted text) matches on its ``MAX_MATCHED`` rarest terms: its common words
   ("after", "before", "use") cost a doclist walk each and barely move a score.
