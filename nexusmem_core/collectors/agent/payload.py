@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 __all__ = [
     "EDIT_TOOLS",
     "EVENTS",
+    "MAX_ERROR",
     "MAX_PAYLOAD",
     "AgentEvent",
     "Dropped",
@@ -171,6 +172,8 @@ def error_excerpt(text: str, limit: int = MAX_ERROR) -> str:
     if len(text) <= limit:
         return text
     first, _, rest = text.partition("\n")
+    if not rest.strip():  # one long line: its start and its end
+        return f"{text[: limit // 2 - 1]}…{text[-(limit // 2) :]}"
     first = first[: limit // 4]
     return f"{first}\n…\n{rest[-(limit - len(first) - 3) :].lstrip()}"
 

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from nexusmem_core.collectors.agent.payload import MAX_PAYLOAD, Dropped, normalize_command, parse
+from nexusmem_core.collectors.agent.payload import (
+    MAX_ERROR,
+    MAX_PAYLOAD,
+    Dropped,
+    error_excerpt,
+    normalize_command,
+    parse,
+)
 
 from .hookrun import payload
 
@@ -67,3 +74,14 @@ def test_payloads_that_are_not_ours_are_ignored_and_broken_ones_dropped():
 )
 def test_wrappers_an_agent_adds_are_stripped(command: str, expected: str):
     assert normalize_command(command, "/repo") == expected
+
+
+def test_an_error_excerpt_keeps_the_first_line_and_the_end():
+    lines = "Exit code 2\n" + "".join(f"step {i} ok\n" for i in range(100)) + "error: E0308 here"
+    kept = error_excerpt(lines)
+    assert kept.startswith("Exit code 2\n…\n") and kept.endswith("error: E0308 here")
+    one_line = "a" * 500 + "THE END"
+    kept = error_excerpt(one_line)  # no line to keep whole: its start and its end
+    assert kept.startswith("a" * 100) and kept.endswith("THE END")
+    assert max(len(error_excerpt(lines)), len(kept)) <= MAX_ERROR
+    assert error_excerpt("Exit code 1\nshort") == "Exit code 1\nshort"
