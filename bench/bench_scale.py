@@ -713,7 +713,7 @@ def print_big(memory: Memory, stamp: dict[str, Any], rounds: int) -> None:
         st = memory.stages
         rest = [s - b - c for s, b, c in zip(st["search"], st["words"], st["follow"], strict=True)]
         rows = [
-            ["`term_counts` (each term's hits, probed newest first)", pcts(st["terms"])],
+            ["`term_counts` (each term's hits, probed in four parts)", pcts(st["terms"])],
             ["`word_candidates` (counts, then bm25 top 300 of the AND or OR)", pcts(st["words"])],
             ["`follow` (failure -> fix chains)", pcts(st["follow"])],
             ["the rest: priors, `load_bodies`, packing", pcts(rest)],
