@@ -685,7 +685,8 @@ def print_big(memory: Memory, stamp: dict[str, Any], rounds: int) -> None:
     print(
         f"The all-diffs memory of {memory.label} ({stamp['nodes']:,} nodes from the sync), "
         f"topped up with {added} ({filled.get('links', 0):,} failure -> fix links) in "
-        f"{filled.get('seconds', 0):.0f}s. Database {memory.size / MB:,.0f} MB without vectors. "
+        f"{filled.get('seconds', 0):.0f}s. Database file {memory.size / MB:,.0f} MB "
+        f"(with an earlier run's vectors, if any: part (4) gives the size without them). "
         f"`handlers.search` in process, engine opened once read-only, BM25 only; "
         f"{len(memory.bm25)} queries (bench_query.py's, drawn from the 10k memory) x {rounds} "
         f"rounds. {load()}.\n"
