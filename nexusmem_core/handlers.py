@@ -78,7 +78,7 @@ __all__ = [
 ]
 
 CANDIDATES = 100
-BODY_CHUNK = 20
+BODY_CHUNK = 50
 
 
 async def sync(engine: Engine, *, auto: bool = False, **options: Any) -> SyncReport:

@@ -8,7 +8,9 @@ writer keeps waiting for as long as another one's transaction lasts (see ``WRITE
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import os
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
@@ -108,10 +110,58 @@ def _connector(
 class Database:
     """An aiosqlite connection plus the writer discipline every operation follows."""
 
-    def __init__(self, conn: aiosqlite.Connection, path: Path, vectors: VectorSupport) -> None:
+    def __init__(
+        self,
+        conn: aiosqlite.Connection,
+        path: Path,
+        vectors: VectorSupport,
+        *,
+        immutable: bool = False,
+    ) -> None:
         self.conn = conn
         self.path = path
         self.vectors = vectors
+        self.immutable = immutable
+        self._sibling: Database | None = None
+        self._sibling_failed = os.cpu_count() == 1  # nothing to run beside this one
+
+    async def fetch_each(
+        self, statements: Sequence[tuple[str, Sequence[Any]]]
+    ) -> list[list[tuple[Any, ...]]]:
+        """The rows of each read statement, running two at a time: on this connection and on
+        a second, read-only one opened on first use, each in its own thread (SQLite lets go
+        of the GIL while it steps). For searches whose FTS5 scoring is CPU-bound; WAL lets
+        both read at once. Inside a write transaction the second connection could not see
+        this one's uncommitted rows, so then, and when it cannot open or the machine has one
+        core, the statements run one after another here."""
+        sibling = None if len(statements) < 2 or self.conn.in_transaction else await self._pair()
+        if sibling is None:
+            return [await self.fetchall(sql, params) for sql, params in statements]
+        results: list[list[tuple[Any, ...]]] = [[] for _ in statements]
+        queue = iter(enumerate(statements))  # each worker takes the next statement left
+
+        async def drain(db: Database) -> None:
+            for i, (sql, params) in queue:
+                results[i] = await db.fetchall(sql, params)
+
+        # gather, not a task group: the first error surfaces as itself, not in a group.
+        outcomes = await asyncio.gather(drain(self), drain(sibling), return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return results
+
+    async def _pair(self) -> Database | None:
+        if self._sibling is None and not self._sibling_failed:
+            try:
+                sibling = await _connect(self.path, True, False, immutable=self.immutable)
+            except StoreError as err:
+                self._sibling_failed = True
+                log.debug("second_reader_unavailable", database=str(self.path), error=str(err))
+                return None
+            await sibling.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._sibling = sibling
+        return self._sibling
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         async with self.conn.execute(sql, params) as cur:
@@ -171,6 +221,9 @@ class Database:
                 )
 
     async def close(self) -> None:
+        if self._sibling is not None:
+            sibling, self._sibling = self._sibling, None
+            await sibling.close()
         await self.conn.close()
 
 
@@ -193,7 +246,7 @@ async def _connect(
         # it finish while this event loop is still alive to receive its last callback.
         await anyio.to_thread.run_sync(conn._thread.join, 5.0)
         raise StoreError(f"{path}: cannot open the memory database ({err})") from err
-    return Database(conn, path, support[0])
+    return Database(conn, path, support[0], immutable=immutable)
 
 
 async def _prepare(db: Database, read_only: bool) -> None:

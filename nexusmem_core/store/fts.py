@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from itertools import pairwise
+from math import prod
 from typing import Any
 
 from ..retrieval.cjk import bigrams, cjk_query
@@ -21,6 +24,7 @@ __all__ = [
     "Candidate",
     "TermCounts",
     "bm25_candidates",
+    "bm25_each",
     "cjk_candidates",
     "deferred_index",
     "load_bodies",
@@ -96,10 +100,13 @@ STRATA = 4  # the index's rowid span is probed in this many equal parts
 
 @dataclass
 class TermCounts:
-    """How many indexed rows hold each term: exact up to ``PROBE``, estimated beyond it."""
+    """How many indexed rows hold each term: exact up to ``PROBE``, estimated beyond it, in
+    total and in each of ``STRATA`` equal parts of the rowid span."""
 
     rows: int  # the index's rowid span: its row count, or a little more after deletions
     hits: dict[str, int]
+    edges: list[int] = field(default_factory=list)  # the parts' bounds: part k is [e[k], e[k+1])
+    parts: dict[str, list[int]] = field(default_factory=dict)  # hits per part, per term
 
     def informative(self, terms: list[str]) -> list[str]:
         """Drop the terms that cannot change the ranking, only its cost.
@@ -116,9 +123,51 @@ class TermCounts:
         """The most rows an OR of ``terms`` can hit."""
         return sum(self.hits[t] for t in terms)
 
+    def middle(self, terms: list[str], every: bool = False) -> int | None:
+        """The rowid that splits the rows an OR of ``terms`` hits (``every``: an AND) into two
+        halves of about equal hits; None for none. Within a part, hits are read as spread
+        evenly, and the terms as independent: an AND's hits in a part are estimated as the
+        part's width times the product of each term's density there."""
+        weights = []
+        for k, (a, b) in enumerate(pairwise(self.edges)):
+            width = max(1, b - a)
+            if every:
+                weights.append(width * prod(self.parts[t][k] / width for t in terms))
+            else:
+                weights.append(sum(self.parts[t][k] for t in terms))
+        half, seen = sum(weights) / 2, 0.0
+        for k, weight in enumerate(weights):
+            if weight and seen + weight >= half:
+                a, b = self.edges[k], self.edges[k + 1]
+                return a + int((b - a) * (half - seen) / weight)
+            seen += weight
+        return None
+
+
+# Spans by database, read at most every SPAN_TTL seconds: a span a few rows short only makes the
+# last part's estimate a little low, and the counts only choose how a query runs, never a score.
+SPAN_TTL = 10.0
+_spans: weakref.WeakKeyDictionary[Database, tuple[float, int, int]] = weakref.WeakKeyDictionary()
+
+
+async def _span(db: Database) -> tuple[int, int]:
+    now = time.monotonic()
+    cached = _spans.get(db)
+    if cached and now - cached[0] < SPAN_TTL:
+        return cached[1], cached[2]
+    # Rowids are node seqs, dense but for deleted nodes: the span bounds the row count. Two
+    # subqueries, because SQLite seeks for a lone min() or max() and scans for both in one.
+    span = await db.fetchone(
+        "select (select min(id) from nodes_fts_docsize), (select max(id) from nodes_fts_docsize)"
+    )
+    low, high = (span[0], span[1]) if span and span[0] is not None else (0, -1)
+    if high >= low:
+        _spans[db] = (now, low, high)
+    return low, high
+
 
 async def term_counts(db: Database, terms: list[str]) -> TermCounts:
-    """Each term's hits, at a cost bounded by ``PROBE`` rows a term (two statements).
+    """Each term's hits, at a cost bounded by ``PROBE`` rows a term (one or two statements).
 
     ``count(*)`` of a MATCH walks the term's whole doclist: 28 ms for a term in 373k of 500k
     rows. Here the rowid span is cut into ``STRATA`` parts and each is walked for at most
@@ -129,34 +178,37 @@ async def term_counts(db: Database, terms: list[str]) -> TermCounts:
     """
     if not terms:
         return TermCounts(0, {})
-    # Rowids are node seqs, dense but for deleted nodes: the span bounds the row count. Two
-    # subqueries, because SQLite seeks for a lone min() or max() and scans for both in one.
-    span = await db.fetchone(
-        "select (select min(id) from nodes_fts_docsize), (select max(id) from nodes_fts_docsize)"
-    )
-    low, high = (span[0], span[1]) if span and span[0] is not None else (0, -1)
+    low, high = await _span(db)
     size = high - low + 1
     if size <= 0:
         return TermCounts(0, dict.fromkeys(terms, 0))
     quota = max(1, PROBE // STRATA)
     edges = [low + size * k // STRATA for k in range(STRATA + 1)]
-    parts = [(a, b) for a, b in pairwise(edges) if b > a]
+    edges = [e for i, e in enumerate(edges) if i == 0 or e > edges[i - 1]]
     probe = (
-        "select ?, ?, ?, count(*), max(rowid) from (select rowid from nodes_fts "
+        "select ?, ?, count(*), max(rowid) from (select rowid from nodes_fts "
         f"where nodes_fts match ? and rowid >= ? and rowid < ? order by rowid limit {quota})"
     )
+    parts = len(edges) - 1
     args: list[object] = []
     for i, term in enumerate(terms):
-        for a, b in parts:
-            args += [i, a, b, quote_term(term), a, b]
-    rows = await db.fetchall(" union all ".join([probe] * (len(terms) * len(parts))), args)
-    hits = [0] * len(terms)
-    for i, a, b, found, last in rows:
+        for k, (a, b) in enumerate(pairwise(edges)):
+            # The last part is open-ended, for rows written since the span was read.
+            args += [i, k, quote_term(term), a, b if k < parts - 1 else 2**62]
+    rows = await db.fetchall(" union all ".join([probe] * (len(terms) * parts)), args)
+    hits = [[0] * parts for _ in terms]
+    for i, k, found, last in rows:
+        a, b = edges[k], edges[k + 1]
         if found < quota:  # the whole part walked
-            hits[i] += found
+            hits[i][k] = found
         else:  # ``quota`` hits in the rows a..last: that density over the part
-            hits[i] += found * (b - a) // max(1, last - a + 1)
-    return TermCounts(size, dict(zip(terms, hits, strict=True)))
+            hits[i][k] = found * (max(b, last + 1) - a) // max(1, last - a + 1)
+    return TermCounts(
+        size,
+        {t: sum(h) for t, h in zip(terms, hits, strict=True)},
+        edges,
+        dict(zip(terms, hits, strict=True)),
+    )
 
 
 async def bm25_candidates(
@@ -164,29 +216,58 @@ async def bm25_candidates(
 ) -> list[Candidate]:
     """The best ``limit`` nodes of one project for ``match``; relevance = -bm25 (higher wins).
     With ``as_of``, only nodes recorded (``created_at``) at or before that moment."""
-    # bm25() in the ORDER BY, not FTS5's ``rank`` column: the same scores in the same order,
-    # but SQLite's sorter keeps only the top ``limit`` rows, while ``order by rank`` has FTS5
-    # sort every match itself. On 93k nodes, bench_query's 33 queries: identical top 300s
-    # for 1.6x less CPU (bench/bench_scale.py).
-    rows = await db.fetchall(
-        f"""
-        select {NODE_COLUMNS}, -f.rank
-        from (select rowid, bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT}) as rank
-              from nodes_fts where nodes_fts match ?
-              order by rank limit ?) f
-        join nodes n on n.seq = f.rowid
-        where n.project_id = ? and n.created_at <= ?
-        order by f.rank
-        """,
-        # Later records are filtered after FTS ranks: look deeper so they do not crowd out.
-        (
-            match,
-            limit * (3 if as_of is None else 10),
-            project_id,
-            2**62 if as_of is None else as_of,
-        ),
-    )
-    return [Candidate.from_row(row, float(row[14]), ["bm25"]) for row in rows[:limit]]
+    (found,) = await bm25_each(db, [match], project_id, limit, as_of)
+    return found
+
+
+async def bm25_each(
+    db: Database,
+    matches: list[str],
+    project_id: str,
+    limit: int = 100,
+    as_of: int | None = None,
+    *,
+    split: int | None = None,
+) -> list[list[Candidate]]:
+    """``bm25_candidates`` of each of ``matches``, run two at a time (``Database.fetch_each``).
+
+    With ``split`` (a rowid), each match is run as two statements, the rows below ``split``
+    and the rest, and their best merged: exactly the one statement's result, since FTS5 reads
+    a term's IDF from the whole index whatever rowids a query asks for, but each half scores
+    only its own rows, in parallel. Every statement still walks each term's whole doclist
+    for that IDF, so a split pays only when there are many rows to score.
+    """
+    bounds = [(0, 2**62)] if split is None else [(0, split), (split, 2**62)]
+    moment = 2**62 if as_of is None else as_of
+    # Later records are filtered after FTS ranks: look deeper so they do not crowd out.
+    depth = limit * (3 if as_of is None else 10)
+    statements = [
+        (_BM25_SQL, (match, low, high, depth, project_id, moment))
+        for match in matches
+        for low, high in bounds
+    ]
+    results = await db.fetch_each(statements)
+    out = []
+    for i in range(len(matches)):
+        rows = [row for part in results[i * len(bounds) : (i + 1) * len(bounds)] for row in part]
+        rows.sort(key=lambda row: row[14], reverse=True)
+        out.append([Candidate.from_row(row, float(row[14]), ["bm25"]) for row in rows[:limit]])
+    return out
+
+
+# bm25() in the ORDER BY, not FTS5's ``rank`` column: the same scores in the same order, but
+# SQLite's sorter keeps only the top ``limit`` rows, while ``order by rank`` has FTS5 sort every
+# match itself. On 93k nodes, bench_query's 33 queries: identical top 300s for 1.6x less CPU
+# (bench/bench_scale.py).
+_BM25_SQL = f"""
+    select {NODE_COLUMNS}, -f.rank
+    from (select rowid, bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT}) as rank
+          from nodes_fts where nodes_fts match ? and rowid >= ? and rowid < ?
+          order by rank limit ?) f
+    join nodes n on n.seq = f.rowid
+    where n.project_id = ? and n.created_at <= ?
+    order by f.rank
+"""
 
 
 FEW_CJK = 10  # trigram hits below which the two-character pieces are looked up too

@@ -165,3 +165,54 @@ async def test_a_long_query_matches_on_its_rarest_terms(settings: Settings, make
         monkeypatch.setattr(words, "MAX_MATCHED", 2)
         found = await words.word_candidates(engine.db, ["nebula", "quasar", "pulsar"], pid, 10)
     assert [c.ref for c in found] == ["rare"]
+
+
+def orchard(pid: str) -> list[Node]:
+    """80 notes over which apple, pear and plum lie unevenly: apple in the older rows only."""
+    out = []
+    for i in range(80):
+        words_ = ["apple" if i < 40 else "filler", "pear" if i % 3 else "", "plum" * (i % 5 == 0)]
+        out.append(note(pid, f"n{i}", f"note {i} {words_[0]}", " ".join(words_ * (1 + i % 4))))
+    return out
+
+
+async def test_a_statement_split_in_two_halves_ranks_exactly_as_the_whole(
+    settings: Settings, make_repo, monkeypatch
+):
+    async with memory_of(settings, make_repo, orchard) as engine:
+        db, pid = engine.db, engine.project_id
+        counts = await term_counts(db, ["apple", "pear", "plum"])
+        # apple lies in the older half of the rows: so do the halves of its hits.
+        middle = counts.middle(["apple"])
+        newest = (await db.fetchone("select max(seq) from nodes"))[0]
+        assert middle is not None and middle < newest - 40
+        for match in ['"apple"', '"pear" OR "plum"', '"apple" AND "pear"']:
+            split = counts.middle(["apple", "pear", "plum"], every="AND" in match)
+            (whole,) = await fts.bm25_each(db, [match], pid, 15)
+            (halves,) = await fts.bm25_each(db, [match], pid, 15, split=split)
+            assert [(c.ref, c.relevance) for c in halves] == [(c.ref, c.relevance) for c in whole]
+            assert len(whole) == 15
+        # Through the word arm: every statement split, the same candidates at the same scores.
+        terms = ["apple", "pear", "plum"]
+        monkeypatch.setattr(words, "EXACT_HITS", 2)
+        plain = await words.word_candidates(db, terms, pid, 10)
+        monkeypatch.setattr(words, "SPLIT_HITS", 1)
+        split_up = await words.word_candidates(db, terms, pid, 10)
+        assert [(c.ref, c.relevance) for c in split_up] == [(c.ref, c.relevance) for c in plain]
+        assert db._sibling is not None  # the halves ran on the second connection too
+
+
+async def test_reads_run_two_at_a_time_but_see_the_writers_own_transaction(
+    settings: Settings, make_repo
+):
+    async with memory_of(settings, make_repo, lambda pid: []) as engine:
+        db, pid = engine.db, engine.project_id
+        count = ("select count(*) from nodes where kind = ?", ("doc_section",))
+        titles = ("select title from nodes where kind = ? order by seq", ("git_commit",))
+        assert await db.fetch_each([count, titles]) == [[(0,)], [("chore: start",)]]
+        async with db.transaction():
+            await upsert_nodes(db, [note(pid, "x", "uncommitted")])
+            # The second connection cannot see this row yet: inside a transaction, all run here.
+            assert await db.fetch_each([count, count]) == [[(1,)], [(1,)]]
+        assert db._sibling is not None
+    assert db._sibling is None  # closed with the engine
