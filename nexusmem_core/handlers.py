@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -208,7 +209,9 @@ async def _semantic(
         return [], f"skipped: {err}"
     depth = CANDIDATES if as_of is None else CANDIDATES * 4  # later records are dropped below
     try:
-        hits = await vectors.knn(engine.db, engine.project_id, query_vector, depth)
+        # On the second connection when there is one: it runs beside the word arm's statements.
+        scan = await engine.db.beside()
+        hits = await vectors.knn(scan, engine.project_id, query_vector, depth)
     except DB_ERRORS as err:  # e.g. a query vector of another dimension than the stored ones
         return [], f"skipped: {err}; run `nexusmem sync` to re-embed"
     # Vectors are keyed by row number, and a rebuild gives row numbers to other nodes: until
@@ -248,8 +251,21 @@ async def _ranked(
     ``as_of`` keeps only what was recorded by then, on both arms.
     """
     k = engine.config.retrieval.fusion_k
-    lexical = await _lexical(engine.db, engine.project_id, query, as_of, k)
-    semantic, used = await _semantic(engine, query, as_of) if vector else ([], "off")
+    semantic: list[Candidate] = []
+    used = "off"
+    if vector:  # the arms at once: the vector arm waits on Ollama, then scans on a second core
+        words, nearest = await asyncio.gather(
+            _lexical(engine.db, engine.project_id, query, as_of, k),
+            _semantic(engine, query, as_of),
+            return_exceptions=True,  # neither is left running when the other fails
+        )
+        if isinstance(words, BaseException):
+            raise words
+        if isinstance(nearest, BaseException):
+            raise nearest
+        lexical, (semantic, used) = words, nearest
+    else:
+        lexical = await _lexical(engine.db, engine.project_id, query, as_of, k)
     candidates = rrf({"bm25": lexical, "vector": semantic}, k) if semantic else lexical
     if semantic:
         await _neutral_when_unembedded(engine, lexical, k)

@@ -124,6 +124,8 @@ class Database:
         self.immutable = immutable
         self._sibling: Database | None = None
         self._sibling_failed = os.cpu_count() == 1  # nothing to run beside this one
+        self._running = 0  # fetchall calls in flight
+        self._opening = asyncio.Lock()  # two arms asking at once open one second connection
 
     async def fetch_each(
         self, statements: Sequence[tuple[str, Sequence[Any]]]
@@ -132,10 +134,11 @@ class Database:
         a second, read-only one opened on first use, each in its own thread (SQLite lets go
         of the GIL while it steps). For searches whose FTS5 scoring is CPU-bound; WAL lets
         both read at once. Inside a write transaction the second connection could not see
-        this one's uncommitted rows, so then, and when it cannot open or the machine has one
-        core, the statements run one after another here."""
-        sibling = None if len(statements) < 2 or self.conn.in_transaction else await self._pair()
-        if sibling is None:
+        this one's uncommitted rows, so then, when it cannot open, when it is busy with the
+        other arm of a hybrid search, or on a one-core machine, the statements run one after
+        another here."""
+        sibling = await self.beside() if len(statements) > 1 else self
+        if sibling is self or sibling._running:  # busy with another arm's search: wait here
             return [await self.fetchall(sql, params) for sql, params in statements]
         results: list[list[tuple[Any, ...]]] = [[] for _ in statements]
         queue = iter(enumerate(statements))  # each worker takes the next statement left
@@ -151,21 +154,38 @@ class Database:
                 raise outcome
         return results
 
-    async def _pair(self) -> Database | None:
-        if self._sibling is None and not self._sibling_failed:
-            try:
-                sibling = await _connect(self.path, True, False, immutable=self.immutable)
-            except StoreError as err:
-                self._sibling_failed = True
-                log.debug("second_reader_unavailable", database=str(self.path), error=str(err))
-                return None
-            await sibling.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
-            self._sibling = sibling
-        return self._sibling
+    async def beside(self) -> Database:
+        """A second, read-only connection to run a read beside this one's, in another thread
+        (opened on first use, with sqlite-vec when this one has it); this connection itself
+        inside a write transaction, or when the second cannot open."""
+        if self.conn.in_transaction:
+            return self
+        async with self._opening:
+            if self._sibling is None and not self._sibling_failed:
+                self._sibling = await self._open_sibling()
+                self._sibling_failed = self._sibling is None
+        return self._sibling or self
+
+    async def _open_sibling(self) -> Database | None:
+        wanted = self.vectors.loaded
+        try:
+            sibling = await _connect(self.path, True, wanted, immutable=self.immutable)
+        except StoreError as err:
+            log.debug("second_reader_unavailable", database=str(self.path), error=str(err))
+            return None
+        if sibling.vectors.loaded != wanted:  # k-NN there would fail: read here instead
+            await sibling.close()
+            return None
+        await sibling.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
+        return sibling
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        async with self.conn.execute(sql, params) as cur:
-            return [tuple(row) for row in await cur.fetchall()]
+        self._running += 1
+        try:
+            async with self.conn.execute(sql, params) as cur:
+                return [tuple(row) for row in await cur.fetchall()]
+        finally:
+            self._running -= 1
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         async with self.conn.execute(sql, params) as cur:
