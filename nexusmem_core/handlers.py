@@ -13,7 +13,7 @@ from .collectors.git import RepoInfo
 from .config import ProjectConfig, Settings
 from .embed import EmbedUnavailableError
 from .engine import Engine, ensure_workspace, open_engine, read_project
-from .errors import NexusMemError, UsageError
+from .errors import NexusMemError, StoreError, UsageError
 from .files import obstacle
 from .models import SearchResponse, SearchResult, Status, SyncReport
 from .paths import DB_FILE, workspace_dir
@@ -80,6 +80,9 @@ __all__ = [
 
 CANDIDATES = 100
 BODY_CHUNK = 50
+# What ends a vector scan without ending the search: SQLite's errors (sqlite-vec's exact
+# scan), or the approximate one's (store/sketches.py), e.g. a query of another dimension.
+SCAN_ERRORS: tuple[type[Exception], ...] = (*DB_ERRORS, StoreError)
 
 
 async def sync(engine: Engine, *, auto: bool = False, **options: Any) -> SyncReport:
@@ -212,7 +215,7 @@ async def _semantic(
         # On the second connection when there is one: it runs beside the word arm's statements.
         scan = await engine.db.beside()
         hits = await vectors.knn(scan, engine.project_id, query_vector, depth)
-    except DB_ERRORS as err:  # e.g. a query vector of another dimension than the stored ones
+    except SCAN_ERRORS as err:  # e.g. a query vector of another dimension than the stored ones
         return [], f"skipped: {err}; run `nexusmem sync` to re-embed"
     # Vectors are keyed by row number, and a rebuild gives row numbers to other nodes: until
     # the vectors are made again, a row's vector may be another node's text. Only a vector

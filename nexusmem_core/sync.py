@@ -422,6 +422,7 @@ async def embed_pending(
     async with db.transaction():
         note = await vectors.prepare(db, embedder.model)
         await vectors.prune_orphans(db)
+        await vectors.backfill_sketches(db)
     report.vectors = note or "ok"
     batch_size = embedder.batch
     while limit is None or report.embedded < limit:

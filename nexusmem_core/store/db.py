@@ -35,6 +35,7 @@ BUSY_TIMEOUT_MS = 15_000
 # A first sync of a 30,000-commit history holds the write lock for 20 s and more: a sync, a
 # review or a post-commit `sync --auto` started meanwhile waits its turn instead of failing.
 WRITE_WAIT = 30 * 60
+MMAP_BYTES = 1 << 30  # of the file the second, read-only connection maps (address space only)
 
 log = get_logger("store")
 
@@ -177,6 +178,10 @@ class Database:
             await sibling.close()
             return None
         await sibling.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
+        # Memory-mapped reads: the approximate k-NN reads thousands of rows by seq from all
+        # over the file, 2.5x faster mapped than through the 2 MB page cache (2,000 rows:
+        # 10 -> 3.9 ms at 100k nodes). Read-only, so nothing is ever written through the map.
+        await sibling.execute(f"pragma mmap_size = {MMAP_BYTES}")
         return sibling
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

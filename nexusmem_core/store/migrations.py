@@ -277,6 +277,32 @@ create table project_aliases (
 create index project_aliases_project on project_aliases(project_id, changed_at);
 """
 
+# A compact copy of every vector for the approximate k-NN of big memories (store/sketches.py):
+# its signs and an int8 copy, written with the vector. Vectors embedded before this are
+# sketched by the next sync (vectors.backfill_sketches). ``vec_generation`` tells a process
+# whether the sketch it holds is current: ``changes`` counts every row written or removed,
+# ``rewrites`` those that are not an append past the highest seq (a process then reads again).
+_V9_SKETCHES = """
+alter table embeddings add column bits blob;
+alter table embeddings add column i8 blob;
+create table vec_generation (
+    id       integer primary key check (id = 1),
+    changes  integer not null,
+    rewrites integer not null
+);
+insert into vec_generation values (1, 0, 0);
+create trigger embeddings_added after insert on embeddings begin
+    update vec_generation set changes = changes + 1,
+        rewrites = rewrites + exists(select 1 from embeddings where seq > new.seq);
+end;
+create trigger embeddings_replaced after update on embeddings begin
+    update vec_generation set changes = changes + 1, rewrites = rewrites + 1;
+end;
+create trigger embeddings_removed after delete on embeddings begin
+    update vec_generation set changes = changes + 1, rewrites = rewrites + 1;
+end;
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
@@ -286,6 +312,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (6, "sources", _V6_SOURCES),
     (7, "cjk", _V7_CJK),
     (8, "aliases", _V8_ALIASES),
+    (9, "sketches", _V9_SKETCHES),
 ]
 
 

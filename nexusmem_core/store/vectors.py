@@ -14,11 +14,13 @@ import time
 from dataclasses import dataclass
 
 from ..errors import StoreError
+from . import sketches
 from .db import Database
 
 __all__ = [
     "Pending",
     "VectorCoverage",
+    "backfill_sketches",
     "coverage",
     "delete",
     "embedded_among",
@@ -104,12 +106,41 @@ async def store(db: Database, model: str, items: list[Pending], vectors: list[li
     )
     now = int(time.time())
     await db.executemany(
-        "insert into embeddings (seq, model, dims, content_hash, embedded_at) "
-        "values (?, ?, ?, ?, ?) on conflict(seq) do update set model = excluded.model, "
+        "insert into embeddings (seq, model, dims, content_hash, embedded_at, bits, i8) "
+        "values (?, ?, ?, ?, ?, ?, ?) on conflict(seq) do update set model = excluded.model, "
         "dims = excluded.dims, content_hash = excluded.content_hash, "
-        "embedded_at = excluded.embedded_at",
-        [(i.seq, model, dims, i.content_hash, now) for i in items],
+        "embedded_at = excluded.embedded_at, bits = excluded.bits, i8 = excluded.i8",
+        [
+            (i.seq, model, dims, i.content_hash, now, bits, i8)
+            for i, (bits, i8) in zip(items, sketches.encode(vectors), strict=True)
+        ],
     )
+
+
+async def backfill_sketches(db: Database, batch: int = 2_000) -> int:
+    """Sketch the vectors embedded before schema v9 (inside the caller's transaction): read
+    them from sqlite-vec in one pass. Returns how many; 0 when every vector has its sketch."""
+    if not db.vectors.loaded or not await _has_table(db):
+        return 0
+    if not await db.fetchone("select 1 from embeddings where bits is null limit 1"):
+        return 0
+    done = 0
+    async with db.conn.execute(
+        f"select v.rowid, v.embedding from {TABLE} v join embeddings e on e.seq = v.rowid "
+        "where e.bits is null"
+    ) as cursor:
+        while rows := list(await cursor.fetchmany(batch)):
+            dims = len(rows[0][1]) // 4
+            vectors = [list(struct.unpack(f"{dims}f", blob)) for _, blob in rows]
+            await db.executemany(
+                "update embeddings set bits = ?, i8 = ? where seq = ?",
+                [
+                    (b, q, seq)
+                    for (seq, _), (b, q) in zip(rows, sketches.encode(vectors), strict=True)
+                ],
+            )
+            done += len(rows)
+    return done
 
 
 async def prune_orphans(db: Database) -> int:
@@ -151,7 +182,11 @@ async def has_vectors(db: Database, model: str) -> bool:
 async def knn(
     db: Database, project_id: str, vector: list[float], k: int
 ) -> list[tuple[int, float]]:
-    """The ``k`` nearest nodes of one project: (seq, cosine distance), nearest first."""
+    """The ``k`` nearest nodes of one project: (seq, cosine distance), nearest first. Exact
+    (sqlite-vec) up to ``sketches.EXACT_UP_TO`` vectors, approximate beyond (store/sketches.py)."""
+    sketch = await sketches.current(db)
+    if sketch is not None:
+        return await sketches.nearest(db, sketch, project_id, vector, k)
     return [
         (int(seq), float(d))
         for seq, d in await db.fetchall(

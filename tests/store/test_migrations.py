@@ -26,6 +26,7 @@ EXPECTED_TABLES = {
     "nodes_cjk",
     "contradictions",
     "project_aliases",
+    "vec_generation",
 }
 EXPECTED_NODE_COLUMNS = [
     "seq",
@@ -78,6 +79,9 @@ async def test_schema_is_pinned(tmp_path: Path):
         "nodes_cjk_ai",
         "nodes_cjk_ad",
         "nodes_cjk_au",
+        "embeddings_added",
+        "embeddings_replaced",
+        "embeddings_removed",
     }
     assert versions == [v for v, _, _ in MIGRATIONS]
     assert mode == "wal"
