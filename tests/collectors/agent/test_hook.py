@@ -125,7 +125,7 @@ def test_the_hook_path_imports_nothing_heavy():
     )
     loaded = set(out.stdout.split())
     assert "nexusmem_core.collectors.agent.runner" in loaded
-    heavy = {"mcp", "ollama", "pydantic", "anyio", "aiosqlite", "pathlib", "dataclasses"}
+    heavy = {"mcp", "ollama", "pydantic", "numpy", "anyio", "aiosqlite", "pathlib", "dataclasses"}
     assert loaded & heavy == set()
 
 

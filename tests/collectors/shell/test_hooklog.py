@@ -110,3 +110,23 @@ def test_any_bytes_are_read_without_error(tmp_path_factory, junk: list[bytes]):
     assert result.cursor.offset <= path.stat().st_size
     again = read_new(path, result.cursor)  # nothing new after reading to the cursor
     assert again.records == [] and again.malformed == 0
+
+
+def test_the_shell_recorder_imports_nothing_heavy():
+    """It runs after every command at the prompt: no mcp, ollama, pydantic or numpy."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "import nexusmem_core.collectors.shell.record;"
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    top = str(Path(__file__).parents[3])
+    out = subprocess.run(
+        [sys.executable, "-S", "-P", "-c", code, top], capture_output=True, text=True, check=True
+    )
+    loaded = set(out.stdout.split())
+    assert "nexusmem_core.collectors.shell.record" in loaded
+    assert loaded & {"mcp", "ollama", "pydantic", "numpy", "aiosqlite"} == set()
