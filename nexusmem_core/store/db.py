@@ -125,7 +125,7 @@ class Database:
         self.immutable = immutable
         self._sibling: Database | None = None
         self._sibling_failed = os.cpu_count() == 1  # nothing to run beside this one
-        self._running = 0  # fetchall calls in flight
+        self._running = 0  # reads in flight
         self._opening = asyncio.Lock()  # two arms asking at once open one second connection
 
     async def fetch_each(
@@ -177,6 +177,7 @@ class Database:
         if sibling.vectors.loaded != wanted:  # k-NN there would fail: read here instead
             await sibling.close()
             return None
+        sibling._sibling_failed = True  # a second connection never opens a third
         await sibling.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
         # Memory-mapped reads: the approximate k-NN reads thousands of rows by seq from all
         # over the file, 2.5x faster mapped than through the 2 MB page cache (2,000 rows:
@@ -193,8 +194,12 @@ class Database:
             self._running -= 1
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        async with self.conn.execute(sql, params) as cur:
-            row = await cur.fetchone()
+        self._running += 1
+        try:
+            async with self.conn.execute(sql, params) as cur:
+                row = await cur.fetchone()
+        finally:
+            self._running -= 1
         return None if row is None else tuple(row)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
