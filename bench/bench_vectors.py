@@ -112,8 +112,12 @@ def raw_knn(path: Path, queries: list[list[float]], dims: int) -> list[float]:
 
 
 async def knn_case(n: int, dims: int, nqueries: int, seed: int) -> dict[str, Any]:
-    from nexusmem_core.store import vectors
+    from nexusmem_core.store import sketches, vectors
     from nexusmem_core.store.db import open_database
+
+    # sqlite-vec's exact scan at every size (the shipped path turns approximate past
+    # ``sketches.EXACT_UP_TO`` vectors: bench_scale.py compares the two).
+    sketches.EXACT_UP_TO = 10**12
 
     R = random.Random(seed * 1000 + dims)
     tmp = Path(tempfile.mkdtemp(prefix="nexusmem-bench-vec-"))

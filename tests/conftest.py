@@ -139,3 +139,21 @@ def run_cli(
         input=input,
         timeout=120,
     )
+
+
+def modules_loaded_by(module: str) -> set[str]:
+    """Every module a fresh ``python -S`` has loaded after importing ``module``: what a hook's
+    start-up pays for on every command."""
+    code = (
+        "import sys, importlib; sys.path.insert(0, sys.argv[1]);"
+        "importlib.import_module(sys.argv[2]);"
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    top = str(Path(__file__).parents[1])
+    out = subprocess.run(
+        [sys.executable, "-S", "-P", "-c", code, top, module],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(out.stdout.split())

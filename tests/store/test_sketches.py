@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 
 import pytest
 
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
-from nexusmem_core.engine import open_engine
+from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.store import sketches, vectors
 
 from ..conftest import Repo
@@ -45,6 +46,17 @@ def with_ollama(settings: Settings, fake: FakeOllama) -> Settings:
     return dataclasses.replace(settings, ollama_host=fake.url, embed_model=fake.model)
 
 
+@asynccontextmanager
+async def synced(
+    settings: Settings, repo: Repo, fake: FakeOllama, commits: int
+) -> AsyncIterator[Engine]:
+    """An engine on ``repo`` with ``commits`` more commits, synced and embedded."""
+    history(repo, commits)
+    async with open_engine(with_ollama(settings, fake), repo.path, create=True) as engine:
+        await handlers.sync(engine)
+        yield engine
+
+
 async def exact(db, pid: str, query: list[float], k: int) -> list[float]:
     """The exact scan's ``k`` smallest distances."""
     rows = await db.fetchall(
@@ -71,9 +83,7 @@ async def distances(db, seqs: list[int], query: list[float]) -> list[float]:
 async def test_past_the_exact_bound_the_nearest_are_the_exact_scans(
     settings, repo, ollama, small_bound
 ):
-    history(repo, 40)
-    async with open_engine(with_ollama(settings, ollama), repo.path, create=True) as engine:
-        await handlers.sync(engine)
+    async with synced(settings, repo, ollama, 40) as engine:
         db, pid = engine.db, engine.project_id
         sketch = await sketches.current(db)
         assert sketch is not None and sketch.size > 20  # the approximate path is the one taken
@@ -122,9 +132,7 @@ async def test_the_sketch_follows_writes_from_this_and_other_connections(
 async def test_vectors_embedded_before_the_sketches_are_sketched_by_the_next_sync(
     settings, repo, ollama, small_bound
 ):
-    history(repo, 30)
-    async with open_engine(with_ollama(settings, ollama), repo.path, create=True) as engine:
-        await handlers.sync(engine)
+    async with synced(settings, repo, ollama, 30) as engine:
         db, pid = engine.db, engine.project_id
         query = vector("cache parser", ollama.dims)
         nearest = await exact(db, pid, query, 5)
@@ -151,10 +159,7 @@ def test_signs_and_int8_copy_keep_the_vector():
 async def test_a_query_of_another_dimension_is_skipped_not_fatal(
     settings, repo, ollama, small_bound
 ):
-    history(repo, 30)
-    cfg = with_ollama(settings, ollama)
-    async with open_engine(cfg, repo.path, create=True) as engine:
-        await handlers.sync(engine)
+    async with synced(settings, repo, ollama, 30) as engine:
         assert await sketches.current(engine.db) is not None
         ollama.dims = 96  # the model now answers in another size; nothing re-embedded yet
         response = await handlers.search(engine, "retry upload")

@@ -11,7 +11,7 @@ import pytest
 
 from nexusmem_core.collectors.agent.payload import MAX_PAYLOAD
 
-from ...conftest import Repo, run_cli
+from ...conftest import Repo, modules_loaded_by, run_cli
 from .hookrun import context, log_records, payload, run_hook
 
 
@@ -114,17 +114,9 @@ def test_a_hook_file_without_its_package_is_silent(tmp_path: Path):
 def test_the_hook_path_imports_nothing_heavy():
     """Start-up is paid on every tool call: no mcp, ollama or pydantic, and not even pathlib
     or dataclasses (20 and 17 ms here)."""
-    code = (
-        "import sys; sys.path.insert(0, sys.argv[1]);"
-        "import nexusmem_core.collectors.agent.runner, nexusmem_core.redact;"
-        "print(' '.join(sorted(sys.modules)))"
-    )
-    top = str(Path(__file__).parents[3])
-    out = subprocess.run(
-        [sys.executable, "-S", "-P", "-c", code, top], capture_output=True, text=True, check=True
-    )
-    loaded = set(out.stdout.split())
-    assert "nexusmem_core.collectors.agent.runner" in loaded
+    runner = modules_loaded_by("nexusmem_core.collectors.agent.runner")
+    loaded = runner | modules_loaded_by("nexusmem_core.redact")  # it redacts what it keeps
+    assert "nexusmem_core.collectors.agent.runner" in runner
     heavy = {"mcp", "ollama", "pydantic", "numpy", "anyio", "aiosqlite", "pathlib", "dataclasses"}
     assert loaded & heavy == set()
 

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from nexusmem_core.collectors.shell import hooklog
 from nexusmem_core.collectors.shell.hooklog import LogCursor, read_new
 
+from ...conftest import modules_loaded_by
+
 
 def rec(i: int, cmd: str = "make test") -> dict:
     return {"v": 1, "id": f"id{i}", "cmd": cmd, "shell": "bash", "cwd": "/r", "exit": 0}
@@ -114,19 +116,6 @@ def test_any_bytes_are_read_without_error(tmp_path_factory, junk: list[bytes]):
 
 def test_the_shell_recorder_imports_nothing_heavy():
     """It runs after every command at the prompt: no mcp, ollama, pydantic or numpy."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    code = (
-        "import sys; sys.path.insert(0, sys.argv[1]);"
-        "import nexusmem_core.collectors.shell.record;"
-        "print(' '.join(sorted(sys.modules)))"
-    )
-    top = str(Path(__file__).parents[3])
-    out = subprocess.run(
-        [sys.executable, "-S", "-P", "-c", code, top], capture_output=True, text=True, check=True
-    )
-    loaded = set(out.stdout.split())
+    loaded = modules_loaded_by("nexusmem_core.collectors.shell.record")
     assert "nexusmem_core.collectors.shell.record" in loaded
     assert loaded & {"mcp", "ollama", "pydantic", "numpy", "aiosqlite"} == set()
