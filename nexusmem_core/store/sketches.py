@@ -26,6 +26,7 @@ numpy is imported here only, on the vector arm's path, never on a hook's.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import weakref
 from dataclasses import dataclass
@@ -153,13 +154,13 @@ async def nearest(
         )
     wanted = max(FLOOR, 10 * k, math.ceil(SHARE * len(sketch.seqs)))
     seqs = await anyio.to_thread.run_sync(_by_sign, sketch, query, wanted)
-    found: list[tuple[Any, ...]] = []
-    for start in range(0, len(seqs), 5_000):  # by seq alone: joining nodes cost 3x the read
-        batch = seqs[start : start + 5_000]
-        marks = ",".join("?" * len(batch))
-        found += await db.fetchall(
-            f"select seq, i8 from embeddings where seq in ({marks}) and i8 is not null", batch
-        )
+    # By seq alone (joining nodes cost 3x the read), in ascending order, from a JSON array:
+    # 10,000 rows at 500k nodes in a third of the time of an IN list of the same seqs.
+    found = await db.fetchall(
+        "select e.seq, e.i8 from json_each(?) j join embeddings e on e.seq = j.value "
+        "where e.i8 is not null",
+        (json.dumps(seqs),),
+    )
     # Another project's nodes in the file (as after its origin moved, before a sync carried
     # them over) are filtered after ranking, so then every candidate is ranked.
     shared = await db.fetchone("select 1 from projects where id != ? limit 1", (project_id,))
@@ -191,7 +192,7 @@ async def _of_project(
 
 
 def _by_sign(sketch: Sketch, query: np.ndarray, wanted: int) -> list[int]:
-    """The seqs of the ``wanted`` vectors whose signs differ least from the query's."""
+    """The seqs of the ``wanted`` vectors whose signs differ least from the query's, ascending."""
     import numpy as np
 
     assert sketch.seqs is not None and sketch.words is not None
@@ -208,7 +209,7 @@ def _by_sign(sketch: Sketch, query: np.ndarray, wanted: int) -> list[int]:
         np.add(distance, ones, out=distance)
     whole = wanted >= count
     chosen = np.arange(count) if whole else np.argpartition(distance, wanted - 1)[:wanted]
-    return [int(s) for s in sketch.seqs[chosen]]
+    return list(np.sort(sketch.seqs[chosen]).tolist())
 
 
 def _rescore(found: list[tuple[Any, ...]], query: np.ndarray, k: int) -> list[tuple[int, float]]:
