@@ -168,20 +168,25 @@ async def in_process(
     seed: int,
     *,
     vector: bool = True,
+    warm: bool = False,
     **settings: Any,
 ) -> float:
     """Time ``handlers.search`` per query; return the time to open the engine (ms).
 
-    ``vector`` is passed to every search; ``settings`` (``ollama_host``, ``embed_model``) go to
-    the engine's ``Settings``."""
+    ``vector`` is passed to every search; ``warm`` reads the vector sketch first, as a
+    long-lived MCP server has it (store/sketches.py); ``settings`` (``ollama_host``,
+    ``embed_model``) go to the engine's ``Settings``."""
     from nexusmem_core import handlers
     from nexusmem_core.config import Settings
     from nexusmem_core.engine import open_engine
+    from nexusmem_core.store import sketches
 
     R = random.Random(seed)
     started = time.perf_counter()
     async with open_engine(Settings(home=home, **settings), repo, read_only=True) as engine:
         opened = (time.perf_counter() - started) * 1000
+        if warm:
+            await sketches.current(await engine.db.beside(), wait=True)
         for q in queries:  # warm-up: page cache, statement cache
             response = await handlers.search(engine, q.text, vector=vector)
             q.matched, q.results = response.matched, len(response.results)

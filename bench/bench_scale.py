@@ -614,7 +614,7 @@ async def knn_times(repo: Path, dims: int, count: int, seed: int) -> Knn:
         async with open_engine(Settings(home=home), repo, read_only=True) as engine:
             db = await engine.db.beside()
             t = time.perf_counter()
-            out.approximate = await sketches.current(db) is not None
+            out.approximate = await sketches.current(db, wait=True) is not None
             out.first_read = time.perf_counter() - t
             for i in range(count + 2):
                 q = unit_vector(rng, dims)
@@ -945,6 +945,7 @@ def main(argv: list[str] | None = None) -> int:
                     args.rounds,
                     args.seed,
                     vector=True,
+                    warm=True,  # as an MCP server searches once it has read the sketch
                     ollama_host=fake.url,
                     embed_model=fake.model,
                 )

@@ -150,9 +150,12 @@ def _version() -> str:
 
 async def serve(settings: Settings) -> None:
     """Serve MCP over stdio until the client goes away."""
+    from nexusmem_core.store import sketches
+
     server = build_server(settings)
     # After the server exists: MCPServer configures stdlib logging in its constructor.
     configure_logging(settings.log_level)
+    sketches.keep_warm()  # a server answers many searches: past 20k vectors, approximate k-NN
     await server.run_stdio_async()
 
 

@@ -15,11 +15,14 @@ On 8,000 real all-minilm vectors, rescoring the nearest 2% by sign kept 96% of t
 10 (1%: 92%, 5%: 99%). So memories up to ``EXACT_UP_TO`` vectors are scanned exactly by
 sqlite-vec, and only bigger ones take this path.
 
-The in-memory sketch follows the database through ``vec_generation``, which triggers on
-``embeddings`` keep: ``changes`` moves with every row written or removed, ``rewrites`` only
-when one is removed, replaced, or added below the highest seq. A search reads the pair (one
-small row): unchanged, the array stands; only ``changes`` moved, the rows past the highest seq
-it holds are appended; ``rewrites`` moved, it is read again whole (0.5-1 s at 500k nodes).
+Reading every vector's signs takes longer than one exact scan (1.2-1.7 s at 500k vectors,
+against 0.5 s), so only a long-lived process reads them: the MCP server (``keep_warm``), in the
+background on a connection of its own, answering exactly until they are in. A CLI query scans
+exactly. The in-memory sketch then follows the database through ``vec_generation``, which
+triggers on ``embeddings`` keep: ``changes`` moves with every row written or removed,
+``rewrites`` only when one is removed, replaced, or added below the highest seq. A search
+reads the pair (one small row): unchanged, the array stands; only ``changes`` moved, the rows
+past the highest seq it holds are appended; ``rewrites`` moved, it is read again.
 numpy is imported here only, on the vector arm's path, never on a hook's.
 """
 
@@ -30,17 +33,21 @@ import json
 import math
 import weakref
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
 from ..errors import StoreError
-from .db import Database
+from ..logging import get_logger
+from .db import Database, sqlite_module
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["EXACT_UP_TO", "FLOOR", "SHARE", "Sketch", "encode", "nearest"]
+__all__ = ["EXACT_UP_TO", "FLOOR", "SHARE", "Sketch", "current", "encode", "keep_warm", "nearest"]
+
+log = get_logger("store")
 
 EXACT_UP_TO = 20_000  # vectors up to which sqlite-vec's exact scan is used (~28 ms at 20k)
 SHARE = 0.02  # of the vectors, the nearest by sign that are rescored
@@ -62,6 +69,8 @@ class Sketch:
 
 _sketches: weakref.WeakKeyDictionary[Database, Sketch] = weakref.WeakKeyDictionary()
 _locks: weakref.WeakKeyDictionary[Database, asyncio.Lock] = weakref.WeakKeyDictionary()
+_warming: weakref.WeakKeyDictionary[Database, asyncio.Task[None]] = weakref.WeakKeyDictionary()
+_warm_in_background = False
 
 
 def encode(vectors: list[list[float]]) -> list[tuple[bytes, bytes]]:
@@ -79,30 +88,80 @@ def encode(vectors: list[list[float]]) -> list[tuple[bytes, bytes]]:
     return [(bits[i].tobytes(), i8[i].tobytes()) for i in range(len(matrix))]
 
 
-async def current(db: Database) -> Sketch | None:
+def keep_warm() -> None:
+    """For a long-lived process (the MCP server): when a sketch is due, read it in the
+    background on a connection of its own, answering exactly meanwhile. Without this (a CLI
+    query), the sketch is never read: reading it costs more than one exact scan."""
+    global _warm_in_background
+    _warm_in_background = True
+
+
+async def current(db: Database, *, wait: bool = False) -> Sketch | None:
     """This process's sketch of ``db``, brought up to date; None while the memory is small
-    enough for the exact scan or some vector lacks its sketch."""
+    enough for the exact scan, some vector lacks its sketch, or the sketch is not read yet.
+    ``wait`` reads it now if it is due; otherwise it is read in the background, if at all
+    (``keep_warm``)."""
     # One update at a time: two searches appending the same rows would hold them twice.
     async with _locks.setdefault(db, asyncio.Lock()):
         row = await db.fetchone("select changes, rewrites from vec_generation where id = 1")
         changes, rewrites = (int(row[0]), int(row[1])) if row else (0, 0)
         held = _sketches.get(db)
         if held is None or held.rewrites != rewrites or (held.changes != changes and not held.last):
-            held = _sketches[db] = await _read(db, changes, rewrites)
+            held = _sketches[db] = await _count(db, changes, rewrites)
         elif held.changes != changes:
             await _append(db, held, changes)
+        due = held.complete and held.size > EXACT_UP_TO and held.seqs is None
+        if due and wait:
+            rows = await db.fetchall("select seq, bits from embeddings order by seq")
+            await anyio.to_thread.run_sync(_fill, held, rows)
+        elif due and _warm_in_background and db not in _warming:
+            task = asyncio.get_running_loop().create_task(_warm(db))
+            _warming[db] = task
+            task.add_done_callback(lambda _: _warming.pop(db, None))
     if not held.complete or held.size <= EXACT_UP_TO or held.seqs is None:
         return None
     return held
 
 
-async def _read(db: Database, changes: int, rewrites: int) -> Sketch:
+async def _count(db: Database, changes: int, rewrites: int) -> Sketch:
+    """A sketch of what the database holds now, its array not read yet."""
     total, sketched = await db.fetchone("select count(*), count(bits) from embeddings") or (0, 0)
-    sketch = Sketch(changes, rewrites, complete=total == sketched, size=int(total))
-    if sketch.complete and sketch.size > EXACT_UP_TO:
-        rows = await db.fetchall("select seq, bits from embeddings order by seq")
-        await anyio.to_thread.run_sync(_fill, sketch, rows)
-    return sketch
+    return Sketch(changes, rewrites, complete=total == sketched, size=int(total))
+
+
+async def _warm(db: Database) -> None:
+    """Read the sketch on a connection of its own (neither of the database's two waits on
+    it), then hand it over unless the vectors were rewritten meanwhile. Rows added since are
+    appended by the next ``current``, as any are."""
+    try:
+        changes, rewrites, rows = await anyio.to_thread.run_sync(_read_apart, db.path, db.immutable)
+        fresh = Sketch(changes, rewrites, complete=True, size=len(rows))
+        await anyio.to_thread.run_sync(_fill, fresh, rows)
+    except Exception as err:  # the file went away, the process is closing: exact it stays
+        log.debug("sketch_not_read", database=str(db.path), error=str(err))
+        return
+    async with _locks.setdefault(db, asyncio.Lock()):
+        held = _sketches.get(db)
+        if held is not None and held.seqs is None and held.rewrites == rewrites:
+            _sketches[db] = fresh
+
+
+def _read_apart(path: Path, immutable: bool) -> tuple[int, int, list[tuple[Any, ...]]]:
+    """The change counters and every vector's signs, read in one snapshot."""
+    mode = "mode=ro&immutable=1" if immutable else "mode=ro"
+    con = sqlite_module().connect(f"file:{path.as_posix()}?{mode}", uri=True, timeout=15)
+    try:
+        con.execute("begin")
+        changes, rewrites = con.execute(
+            "select changes, rewrites from vec_generation where id = 1"
+        ).fetchone()
+        rows = con.execute("select seq, bits from embeddings order by seq").fetchall()
+        con.execute("commit")
+    finally:
+        con.close()
+    if any(bits is None for _, bits in rows):
+        raise ValueError("a vector without its sketch: the next sync makes it")
+    return int(changes), int(rewrites), rows
 
 
 async def _append(db: Database, sketch: Sketch, changes: int) -> None:

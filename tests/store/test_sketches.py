@@ -85,7 +85,7 @@ async def test_past_the_exact_bound_the_nearest_are_the_exact_scans(
 ):
     async with synced(settings, repo, ollama, 40) as engine:
         db, pid = engine.db, engine.project_id
-        sketch = await sketches.current(db)
+        sketch = await sketches.current(db, wait=True)
         assert sketch is not None and sketch.size > 20  # the approximate path is the one taken
         for text in ["retry upload", "parser token", "schema socket render"]:
             query = vector(text, ollama.dims)
@@ -105,7 +105,7 @@ async def test_the_sketch_follows_writes_from_this_and_other_connections(
     cfg = with_ollama(settings, ollama)
     async with open_engine(cfg, repo.path, create=True) as server:
         await handlers.sync(server)
-        first = await sketches.current(server.db)
+        first = await sketches.current(server.db, wait=True)
         assert first is not None
         held = len(first.seqs)
         # Another process syncs new commits: appended to the sketch this one holds.
@@ -125,7 +125,7 @@ async def test_the_sketch_follows_writes_from_this_and_other_connections(
         )
         async with server.db.transaction():
             await vectors.delete(server.db, [seq])
-        again = await sketches.current(server.db)
+        again = await sketches.current(server.db, wait=True)
         assert again is not None and again is not first and seq not in set(again.seqs.tolist())
 
 
@@ -143,7 +143,7 @@ async def test_vectors_embedded_before_the_sketches_are_sketched_by_the_next_syn
         report = await handlers.sync(engine)
         assert report.embedded == 0  # sketched from the stored vectors, nothing re-embedded
         (missing,) = await db.fetchone("select count(*) from embeddings where bits is null")
-        assert missing == 0 and await sketches.current(db) is not None
+        assert missing == 0 and await sketches.current(db, wait=True) is not None
         found = await vectors.knn(db, pid, query, 5)
         assert sorted(await distances(db, [s for s, _ in found], query)) == nearest
 
@@ -160,7 +160,7 @@ async def test_a_query_of_another_dimension_is_skipped_not_fatal(
     settings, repo, ollama, small_bound
 ):
     async with synced(settings, repo, ollama, 30) as engine:
-        assert await sketches.current(engine.db) is not None
+        assert await sketches.current(engine.db, wait=True) is not None
         ollama.dims = 96  # the model now answers in another size; nothing re-embedded yet
         response = await handlers.search(engine, "retry upload")
     assert response.vector.startswith("skipped:") and "re-embed" in response.vector
@@ -200,12 +200,34 @@ async def test_another_projects_vectors_in_the_same_file_are_never_returned(
             )
         await handlers.sync(engine)
         query = vector("retry upload", ollama.dims)
+        assert await sketches.current(db, wait=True) is not None
         found = await vectors.knn(db, pid, query, 5)
         theirs = {
             s for (s,) in await db.fetchall("select seq from nodes where project_id = 'other'")
         }
-        assert await sketches.current(db) is not None
         assert len(found) == 5 and not {seq for seq, _ in found} & theirs
         assert sorted(await distances(db, [s for s, _ in found], query)) == await exact(
             db, pid, query, 5
         )
+
+
+async def test_a_cli_query_scans_exactly_and_a_server_reads_the_sketch_in_the_background(
+    settings, repo, ollama, small_bound, monkeypatch
+):
+    async with synced(settings, repo, ollama, 30) as engine:
+        db, pid = engine.db, engine.project_id
+        query = vector("token schema", ollama.dims)
+        nearest = await exact(db, pid, query, 5)
+        # One query in a process of its own: reading every sign costs more than one exact scan.
+        assert [round(d, 4) for _, d in await vectors.knn(db, pid, query, 5)] == nearest
+        assert await sketches.current(db) is None
+        # A long-lived process: exact while the signs are read apart, then the sketch.
+        monkeypatch.setattr(sketches, "_warm_in_background", True)
+        assert [round(d, 4) for _, d in await vectors.knn(db, pid, query, 5)] == nearest
+        for _ in range(200):
+            if (sketch := await sketches.current(db)) is not None:
+                break
+            await asyncio.sleep(0.02)
+        assert sketch is not None and len(sketch.seqs) == sketch.size
+        found = await vectors.knn(db, pid, query, 5)
+        assert sorted(await distances(db, [s for s, _ in found], query)) == nearest
