@@ -185,12 +185,13 @@ def _fill(sketch: Sketch, rows: list[tuple[Any, ...]]) -> None:
     seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     packed = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint64)
     words = np.ascontiguousarray(packed.reshape(len(rows), -1).T)
-    if sketch.seqs is None or sketch.words is None:
-        sketch.seqs, sketch.words = seqs, words
-    else:
-        sketch.seqs = np.concatenate([sketch.seqs, seqs])
-        sketch.words = np.concatenate([sketch.words, words], axis=1)
-    sketch.last = int(sketch.seqs[-1])
+    if sketch.seqs is not None and sketch.words is not None:
+        seqs = np.concatenate([sketch.seqs, seqs])
+        words = np.concatenate([sketch.words, words], axis=1)
+    # Seqs before words: a scan running meanwhile reads words first, then seqs (_by_sign).
+    sketch.seqs = seqs
+    sketch.words = words
+    sketch.last = int(seqs[-1])
 
 
 async def nearest(
@@ -254,8 +255,11 @@ def _by_sign(sketch: Sketch, query: np.ndarray, wanted: int) -> list[int]:
     """The seqs of the ``wanted`` vectors whose signs differ least from the query's, ascending."""
     import numpy as np
 
-    assert sketch.seqs is not None and sketch.words is not None
-    words, count = sketch.words, len(sketch.seqs)
+    # Words, then seqs: an append meanwhile (_fill) stores seqs first, so these seqs are at
+    # least as long as these words, and their common prefix is the same.
+    words, seqs = sketch.words, sketch.seqs
+    assert words is not None and seqs is not None
+    count = words.shape[1]
     signs = np.zeros(words.shape[0] * 64, dtype=bool)
     signs[: len(query)] = query > 0
     mine = np.packbits(signs, bitorder="little").view(np.uint64)
@@ -268,7 +272,7 @@ def _by_sign(sketch: Sketch, query: np.ndarray, wanted: int) -> list[int]:
         np.add(distance, ones, out=distance)
     whole = wanted >= count
     chosen = np.arange(count) if whole else np.argpartition(distance, wanted - 1)[:wanted]
-    return list(np.sort(sketch.seqs[chosen]).tolist())
+    return list(np.sort(seqs[chosen]).tolist())
 
 
 def _rescore(found: list[tuple[Any, ...]], query: np.ndarray, k: int) -> list[tuple[int, float]]:
