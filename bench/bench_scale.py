@@ -548,7 +548,7 @@ async def add_vectors(repo: Path, model: str, dims: int, seed: int) -> float:
     """A random unit vector for every node that has none, stored as a sync stores them."""
     from nexusmem_core.config import Settings
     from nexusmem_core.engine import open_engine
-    from nexusmem_core.store import vectors
+    from nexusmem_core.store import sketches, vectors
 
     rng = random.Random(seed)
     home = fresh_home()
@@ -558,10 +558,13 @@ async def add_vectors(repo: Path, model: str, dims: int, seed: int) -> float:
             db = engine.db
             if not db.vectors.loaded:
                 raise RuntimeError(f"sqlite-vec did not load: {db.vectors.reason}")
-            async with db.transaction():  # vectors of a memory made before schema v9
+            async with db.transaction():  # vectors of a memory made before schema v9 / v10
                 t = time.perf_counter()
                 if sketched := await vectors.backfill_sketches(db):
                     log(f"    sketched {sketched:,} vectors in {time.perf_counter() - t:.0f}s")
+                t = time.perf_counter()
+                if paged := await sketches.refresh_pages(db):
+                    log(f"    {paged:,} sign pages in {time.perf_counter() - t:.1f}s")
             last = 0
             while True:
                 rows = await db.fetchall(
@@ -571,6 +574,8 @@ async def add_vectors(repo: Path, model: str, dims: int, seed: int) -> float:
                     (last, VECTOR_BATCH),
                 )
                 if not rows:
+                    async with db.transaction():  # as sync does after embedding
+                        await sketches.refresh_pages(db)
                     return spent
                 last = rows[-1][0]
                 items = [vectors.Pending(seq, pid, "", digest) for seq, pid, digest in rows]

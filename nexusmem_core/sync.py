@@ -17,6 +17,7 @@ from .collectors.git import is_ancestor, read_repo
 from .collectors.shell import hooklog
 from .config import ProjectConfig
 from .embed import EmbedTimeoutError, EmbedUnavailableError
+from .embed.ollama import OllamaEmbedder
 from .engine import Engine
 from .errors import FileAccessError
 from .hygiene.contradictions import check_during_sync
@@ -27,7 +28,7 @@ from .hygiene.unreachable import prune_unreachable
 from .identity import adopt, follow_registry
 from .models import Node, SyncReport
 from .registry import register_project
-from .store import vectors
+from .store import sketches, vectors
 from .store.db import Database
 from .store.fts import deferred_index
 from .store.nodes import delete_nodes, get_cursor, set_cursor, upsert_nodes, upsert_project
@@ -424,6 +425,20 @@ async def embed_pending(
         await vectors.prune_orphans(db)
         await vectors.backfill_sketches(db)
     report.vectors = note or "ok"
+    await _embed_batches(db, embedder, report, limit, progress)
+    async with db.transaction():  # the sign pages of what changed, for fast reads of the sketch
+        await sketches.refresh_pages(db)
+
+
+async def _embed_batches(
+    db: Database,
+    embedder: OllamaEmbedder,
+    report: SyncReport,
+    limit: int | None,
+    progress: Progress,
+) -> None:
+    """Embed the pending nodes batch by batch, one transaction each, until none is left, the
+    limit is reached, or the model fails (said in ``report.vectors``)."""
     batch_size = embedder.batch
     while limit is None or report.embedded < limit:
         size = batch_size if limit is None else min(batch_size, limit - report.embedded)

@@ -155,7 +155,7 @@ async def serve(settings: Settings) -> None:
     server = build_server(settings)
     # After the server exists: MCPServer configures stdlib logging in its constructor.
     configure_logging(settings.log_level)
-    sketches.keep_warm()  # a server answers many searches: past 20k vectors, approximate k-NN
+    sketches.keep_warm()  # a server answers many searches: stale sign pages are read anyway
     await server.run_stdio_async()
 
 

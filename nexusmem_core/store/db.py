@@ -28,7 +28,7 @@ from ..logging import get_logger
 from . import failures
 from .migrations import LATEST, migrate, schema_version
 
-__all__ = ["DB_ERRORS", "Database", "VectorSupport", "open_database", "sqlite_module"]
+__all__ = ["DB_ERRORS", "MMAP_BYTES", "Database", "VectorSupport", "open_database", "sqlite_module"]
 
 BUSY_TIMEOUT_MS = 15_000
 # How long a write waits for another process's transaction, one busy_timeout after another.

@@ -303,6 +303,31 @@ create trigger embeddings_removed after delete on embeddings begin
 end;
 """
 
+# Every vector's signs, a page of 4,096 seqs to a row, so a process reads the whole sketch in a
+# few large blobs instead of row by row (store/sketches.py). Triggers mark the page of every
+# row written or removed; sync rebuilds marked pages, and a reader reads a marked page's rows
+# instead. Pages of vectors embedded before this start marked. The partial index finds a vector
+# still without its signs at once (counting them read the whole table: 184 ms at 500k).
+_V10_SIGN_PAGES = """
+create table vec_sketch_pages (
+    page  integer primary key,             -- seq >> 12
+    seqs  blob not null,                   -- the page's seqs, int64 little-endian, ascending
+    bits  blob not null                    -- their signs, vector after vector
+);
+create table vec_sketch_dirty (page integer primary key) without rowid;
+insert into vec_sketch_dirty select distinct seq >> 12 from embeddings;
+create index embeddings_unsketched on embeddings(seq) where bits is null;
+create trigger embeddings_page_added after insert on embeddings begin
+    insert or ignore into vec_sketch_dirty values (new.seq >> 12);
+end;
+create trigger embeddings_page_replaced after update on embeddings begin
+    insert or ignore into vec_sketch_dirty values (new.seq >> 12);
+end;
+create trigger embeddings_page_removed after delete on embeddings begin
+    insert or ignore into vec_sketch_dirty values (old.seq >> 12);
+end;
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
@@ -313,6 +338,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (7, "cjk", _V7_CJK),
     (8, "aliases", _V8_ALIASES),
     (9, "sketches", _V9_SKETCHES),
+    (10, "sign pages", _V10_SIGN_PAGES),
 ]
 
 

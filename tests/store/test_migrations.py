@@ -27,6 +27,8 @@ EXPECTED_TABLES = {
     "contradictions",
     "project_aliases",
     "vec_generation",
+    "vec_sketch_pages",
+    "vec_sketch_dirty",
 }
 EXPECTED_NODE_COLUMNS = [
     "seq",
@@ -82,6 +84,9 @@ async def test_schema_is_pinned(tmp_path: Path):
         "embeddings_added",
         "embeddings_replaced",
         "embeddings_removed",
+        "embeddings_page_added",
+        "embeddings_page_replaced",
+        "embeddings_page_removed",
     }
     assert versions == [v for v, _, _ in MIGRATIONS]
     assert mode == "wal"

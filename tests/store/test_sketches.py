@@ -211,23 +211,74 @@ async def test_another_projects_vectors_in_the_same_file_are_never_returned(
         )
 
 
-async def test_a_cli_query_scans_exactly_and_a_server_reads_the_sketch_in_the_background(
+async def test_a_query_reads_current_sign_pages_and_scans_exactly_when_they_are_not(
     settings, repo, ollama, small_bound, monkeypatch
 ):
     async with synced(settings, repo, ollama, 30) as engine:
         db, pid = engine.db, engine.project_id
         query = vector("token schema", ollama.dims)
         nearest = await exact(db, pid, query, 5)
-        # One query in a process of its own: reading every sign costs more than one exact scan.
-        assert [round(d, 4) for _, d in await vectors.knn(db, pid, query, 5)] == nearest
-        assert await sketches.current(db) is None
-        # A long-lived process: exact while the signs are read apart, then the sketch.
-        monkeypatch.setattr(sketches, "_warm_in_background", True)
-        assert [round(d, 4) for _, d in await vectors.knn(db, pid, query, 5)] == nearest
-        for _ in range(200):
-            if (sketch := await sketches.current(db)) is not None:
-                break
-            await asyncio.sleep(0.02)
+        (marked,) = await db.fetchone("select count(*) from vec_sketch_dirty")
+        assert marked == 0  # the sync rebuilt the pages it embedded into
+        # A one-shot query (no background reads): current pages are cheap to read, so it does.
+        sketch = await sketches.current(db)
         assert sketch is not None and len(sketch.seqs) == sketch.size
         found = await vectors.knn(db, pid, query, 5)
         assert sorted(await distances(db, [s for s, _ in found], query)) == nearest
+        async with db.transaction():  # pages as an upgraded memory has them before its sync
+            await db.execute(
+                "insert into vec_sketch_dirty select distinct seq >> 12 from embeddings"
+            )
+    monkeypatch.setattr(sketches, "ROW_PAGES", 0)  # this memory's one page counts as many
+    async with open_engine(with_ollama(settings, ollama), repo.path, read_only=True) as cli:
+        # Reading every row's signs costs more than one exact scan: it scans exactly.
+        assert [round(d, 4) for _, d in await vectors.knn(cli.db, pid, query, 5)] == nearest
+        assert await sketches.current(cli.db) is None
+        # A long-lived process reads them in the background, exact meanwhile, then the sketch.
+        monkeypatch.setattr(sketches, "_warm_in_background", True)
+        assert [round(d, 4) for _, d in await vectors.knn(cli.db, pid, query, 5)] == nearest
+        for _ in range(200):
+            if (sketch := await sketches.current(cli.db)) is not None:
+                break
+            await asyncio.sleep(0.02)
+        assert sketch is not None and len(sketch.seqs) == sketch.size
+        found = await vectors.knn(cli.db, pid, query, 5)
+        assert sorted(await distances(cli.db, [s for s, _ in found], query)) == nearest
+
+
+async def test_sign_pages_read_back_exactly_the_rows_they_page(tmp_path):
+    from nexusmem_core.store.db import open_database
+
+    def direct(rows):
+        return [seq for seq, _ in rows], b"".join(bits for _, bits in rows)
+
+    def paged(sketch):
+        return sketch.seqs.tolist(), sketch.words.T.tobytes()
+
+    seqs = [1, 2, 4095, 4096, 5000, 9000, 13000, 13001]  # four pages of 4,096 seqs
+    vecs = [vector(f"word{i} other{i % 3}", 64) for i in range(len(seqs))]
+    path = tmp_path / "m.db"
+    async with open_database(path, vectors=False) as db:
+        async with db.transaction():
+            await db.executemany(
+                "insert into embeddings (seq, model, dims, content_hash, embedded_at, bits, i8) "
+                "values (?, 'm', 64, 'h', 0, ?, ?)",
+                [(s, b, q) for s, (b, q) in zip(seqs, sketches.encode(vecs), strict=True)],
+            )
+            assert await sketches.refresh_pages(db) == 4
+        read = sketches._read_apart(path, False)
+        rows = await db.fetchall("select seq, bits from embeddings order by seq")
+        assert paged(read) == direct(rows)
+        async with db.transaction():  # one page changes: read from its rows until rebuilt
+            await db.execute("delete from embeddings where seq = 5000")
+            await db.execute("update embeddings set bits = ? where seq = 1", (bytes(8),))
+        (marked,) = await db.fetchone("select count(*) from vec_sketch_dirty")
+        rows = await db.fetchall("select seq, bits from embeddings order by seq")
+        assert marked == 2 and paged(sketches._read_apart(path, False)) == direct(rows)
+        async with db.transaction():
+            assert await sketches.refresh_pages(db) == 2
+            await db.execute("delete from embeddings where seq in (9000)")  # a page emptied
+            assert await sketches.refresh_pages(db) == 1
+        (pages,) = await db.fetchone("select count(*) from vec_sketch_pages")
+        rows = await db.fetchall("select seq, bits from embeddings order by seq")
+        assert pages == 3 and paged(sketches._read_apart(path, False)) == direct(rows)
