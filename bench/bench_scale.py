@@ -642,14 +642,14 @@ async def knn_times(repo: Path, dims: int, count: int, seed: int) -> Knn:
 
 
 def vector_bytes(repo: Path) -> int:
-    """Bytes of the pages the vector tables and their bookkeeping use (SQLite's dbstat)."""
+    """Bytes of the pages the vector tables, their sign pages and bookkeeping use (dbstat)."""
     import sqlite3
 
     con = sqlite3.connect(f"file:{repo / '.nexusmem' / 'memory.db'}?mode=ro", uri=True)
     try:
         (total,) = con.execute(
             "select coalesce(sum(pgsize), 0) from dbstat "
-            "where name like 'nodes_vec%' or name like 'embeddings%'"
+            "where name like 'nodes_vec%' or name like 'embeddings%' or name like 'vec_%'"
         ).fetchone()
     finally:
         con.close()
