@@ -45,7 +45,7 @@ import anyio.to_thread
 
 from ..errors import StoreError
 from ..logging import get_logger
-from .db import MMAP_BYTES, Database, sqlite_module
+from .db import DB_ERRORS, MMAP_BYTES, Database, sqlite_module
 
 if TYPE_CHECKING:
     import numpy as np
@@ -91,6 +91,9 @@ _sketches: weakref.WeakKeyDictionary[Database, Sketch] = weakref.WeakKeyDictiona
 _locks: weakref.WeakKeyDictionary[Database, asyncio.Lock] = weakref.WeakKeyDictionary()
 _warming: weakref.WeakKeyDictionary[Database, asyncio.Task[None]] = weakref.WeakKeyDictionary()
 _warm_in_background = False
+# What a read of the signs may meet (the file gone, a vector not sketched after all): the
+# search then scans exactly.
+READ_ERRORS: tuple[type[Exception], ...] = (*DB_ERRORS, OSError, ValueError)
 
 
 def encode(vectors: list[list[float]]) -> list[tuple[bytes, bytes]]:
@@ -133,7 +136,11 @@ async def current(db: Database, *, wait: bool = False) -> Sketch | None:
             await _append(db, held, changes)
         due = held.complete and held.size > EXACT_UP_TO and held.seqs is None
         if due and (wait or held.cheap):
-            fresh = await anyio.to_thread.run_sync(_read_apart, db.path, db.immutable)
+            try:
+                fresh = await anyio.to_thread.run_sync(_read_apart, db.path, db.immutable)
+            except READ_ERRORS as err:  # the exact scan answers instead
+                log.debug("sketch_not_read", database=str(db.path), error=str(err))
+                return None
             if fresh.rewrites == held.rewrites:  # rows added since: the next call appends them
                 held = _sketches[db] = fresh
         elif due and _warm_in_background and db not in _warming:
@@ -163,8 +170,11 @@ async def _warm(db: Database) -> None:
     appended by the next ``current``, as any are."""
     try:
         fresh = await anyio.to_thread.run_sync(_read_apart, db.path, db.immutable)
-    except Exception as err:  # the file went away, the process is closing: exact it stays
+    except READ_ERRORS as err:  # the file went away, the process is closing: exact it stays
         log.debug("sketch_not_read", database=str(db.path), error=str(err))
+        return
+    except Exception as err:  # a background task: said, never raised into the void
+        log.warning("sketch_not_read", database=str(db.path), error=repr(err))
         return
     async with _locks.setdefault(db, asyncio.Lock()):
         held = _sketches.get(db)
