@@ -142,6 +142,11 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
         print(f"flagged: {report.flagged} stale node(s) likely superseded: see `nexusmem stale`")
     if report.denied and not args.quiet and not args.json:
         print(f"denied: {report.denied} node(s) holding a forgotten value, not written")
+        if report.deny_timeouts:
+            print(
+                f"  {report.deny_timeouts} of them only because a deny-list pattern ran past "
+                "0.2 s on them (it backtracks): simplify it (`nexusmem forget --list` shows it)"
+            )
     if report.unreachable_pruned and not args.quiet and not args.json:
         print(
             f"pruned: {report.unreachable_pruned} node(s) of commits no ref has reached for "

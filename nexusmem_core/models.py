@@ -160,6 +160,7 @@ class SyncReport:
     github_note: str = "off"  # "ok", "off", or why the GitHub pass was skipped
     import_edges: int = 0  # file-to-file import edges in the rebuilt graph
     denied: int = 0  # nodes holding a forgotten value, not written (see hygiene/deny.py)
+    deny_timeouts: int = 0  # of them, kept out because a deny-list pattern ran too long
     failures_examined: int = 0  # failed commands looked at by the failure -> fix linker
     linked_retry: int = 0  # links added this sync
     linked_discussion: int = 0

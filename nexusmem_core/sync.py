@@ -177,7 +177,7 @@ async def _ingest(
         from .collectors.structure.step import sync_structure
 
         await sync_structure(engine, report)
-    report.denied = deny.dropped
+    report.denied, report.deny_timeouts = deny.dropped, deny.timed_out
 
 
 async def _prune_unreachable(engine: Engine, report: SyncReport, *, rewritten: bool) -> None:

@@ -98,13 +98,25 @@ def regex_entry(pattern: str, ignore_case: bool, reason: str | None) -> DenyEntr
     """An entry for a regular expression (stored as given); raises UsageError if invalid."""
     if not pattern:
         raise UsageError("forget --regex: give a pattern")
-    try:
-        compiled = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-    except (re.error, RecursionError, OverflowError) as err:  # nesting, a{99999999999}
-        raise UsageError(f"forget --regex: not a valid regular expression ({err})") from err
-    if compiled.search(""):
+    compiled = _compile(pattern, ignore_case)
+    if compiled.search("", timeout=REGEX_SECONDS):
         raise UsageError("forget --regex: the pattern matches empty text, so it would match all")
     return DenyEntry("regex", pattern, "", None, ignore_case, reason)
+
+
+# One search of one piece of one node by one deny-list pattern may take this long. Python's re
+# cannot be stopped, and a pattern such as (a|aa)+$ backtracks for hours on a long line, so
+# patterns run on the `regex` module (the same syntax), whose searches take a timeout.
+REGEX_SECONDS = 0.2
+
+
+def _compile(pattern: str, ignore_case: bool) -> Any:
+    import regex
+
+    try:
+        return regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
+    except (regex.error, RecursionError, OverflowError) as err:  # nesting, a{99999999999}
+        raise UsageError(f"forget --regex: not a valid regular expression ({err})") from err
 
 
 def is_same_literal(entry: DenyEntry, value: str) -> bool:
@@ -219,14 +231,19 @@ def _spanning(breaks: int, size: int) -> int:
 
 
 class DenyFilter:
-    """Every deny entry of one project, compiled once per sync; counts what it kept out."""
+    """Every deny entry of one project, compiled once per sync; counts what it kept out.
 
-    def __init__(self, entries: list[DenyEntry]) -> None:
+    A pattern that runs past ``REGEX_SECONDS`` on a piece: with ``strict`` (``forget``, which
+    is about to store the pattern and delete what it matches) that is a UsageError and nothing
+    changes; otherwise (sync) the node counts as matched, and as ``timed_out``: a value the
+    user asked to keep out is not let in because the check took too long."""
+
+    def __init__(self, entries: list[DenyEntry], *, strict: bool = False) -> None:
         self.dropped = 0
+        self.timed_out = 0
+        self.strict = strict
         self.regexes = [
-            re.compile(e.value, re.IGNORECASE if e.ignore_case else 0)
-            for e in entries
-            if e.kind == "regex"
+            (e.value, _compile(e.value, e.ignore_case)) for e in entries if e.kind == "regex"
         ]
         # (ignore_case, length) -> the literals of that length, each with its own salt.
         self.literals: dict[tuple[bool, int], _Literals] = {}
@@ -253,9 +270,20 @@ class DenyFilter:
 
     def matches(self, pieces: list[str]) -> bool:
         """Whether any of ``pieces`` holds a denied value."""
-        for pattern in self.regexes:
-            if any(map(pattern.search, pieces)):
-                return True
+        for source, pattern in self.regexes:
+            for piece in pieces:
+                try:
+                    if pattern.search(piece, timeout=REGEX_SECONDS):
+                        return True
+                except TimeoutError:
+                    if self.strict:
+                        raise UsageError(
+                            f"the pattern {source!r} took more than {REGEX_SECONDS:g} s on "
+                            f"a text of {len(piece):,} characters (it backtracks): simplify "
+                            "it; nothing was changed"
+                        ) from None
+                    self.timed_out += 1
+                    return True
         if not self.literals:
             return False
         # One text per node, not per piece: the per-call cost of the matcher dominated.

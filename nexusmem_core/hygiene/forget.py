@@ -226,7 +226,7 @@ async def forget(
         entry, needle = regex_entry(value, ignore_case, reason), None
     else:
         entry, needle = literal_entry(value, ignore_case, reason), normalize(value, ignore_case)
-    deny = DenyFilter([entry])
+    deny = DenyFilter([entry], strict=True)  # a pattern that backtracks changes nothing
     report = ForgetReport(applied=apply, kind=entry.kind, ignore_case=ignore_case)
     if regex:
         report.warnings.append(REGEX_WARNING)
@@ -396,7 +396,7 @@ async def import_entries(engine: Engine, path: Path, *, apply: bool = False) -> 
         have = {(e.kind, e.value, e.ignore_case) for e in await load_entries(db, pid)}
         return [e for e in entries if (e.kind, e.value, e.ignore_case) not in have]
 
-    deny = DenyFilter(entries)
+    deny = DenyFilter(entries, strict=True)
     report = ImportReport(applied=apply, path=str(path), entries=len(entries), new=0)
     if any(e.kind == "regex" for e in entries):
         report.warnings.append(REGEX_WARNING)

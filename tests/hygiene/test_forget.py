@@ -169,6 +169,45 @@ def test_a_regex_is_kept_as_given_with_a_warning(repo: Repo, home: Path):
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1
 
 
+def test_a_pattern_that_backtracks_neither_hangs_forget_nor_a_later_sync(
+    repo: Repo, home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """(a|aa)+$ takes Python's re hours on a long run of a's followed by another letter."""
+    import time
+
+    from nexusmem_core.hygiene import deny
+
+    path = synced(repo, home)
+    slow = "(a|aa)+$"
+    repo.commit("docs: padding", {"pad.txt": "a" * 60 + "b\n"})
+    assert cli(path, "sync").returncode == 0
+    assert table(path, "select count(*) from nodes where ref like '%:pad.txt'") == [(1,)]
+    before = table(path, "select count(*) from nodes")
+    started = time.monotonic()
+    out = cli(path, "forget", slow, "--regex", "--yes")
+    assert time.monotonic() - started < 30
+    assert out.returncode == 1 and out.stderr.count("\n") == 1
+    assert "backtracks" in out.stderr and "nothing was changed" in out.stderr
+    assert table(path, "select count(*) from deny_list") == [(0,)]
+    assert table(path, "select count(*) from nodes") == before
+    # On the list all the same (put there by an older NexusMem): sync keeps the new node out,
+    # says why, and ends.
+    (pid,) = table(path, "select id from projects")[0]
+    with sqlite3.connect(path / ".nexusmem" / "memory.db") as conn:
+        conn.execute(
+            "insert into deny_list (project_id, kind, value, created_at) values (?, 'regex', ?, 0)",
+            (pid, slow),
+        )
+    repo.commit("docs: more padding", {"pad2.txt": "a" * 80 + "c\n"})
+    started = time.monotonic()
+    out = cli(path, "sync")
+    assert time.monotonic() - started < 60 and out.returncode == 0
+    assert "of them only because a deny-list pattern ran past 0.2 s" in out.stdout
+    assert table(path, "select count(*) from nodes where ref like '%:pad2.txt'") == [(0,)]
+    filter_ = deny.DenyFilter([deny.DenyEntry("regex", slow, "", None, False, None)])
+    assert not filter_.matches(["plain text"]) and filter_.timed_out == 0
+
+
 def test_the_value_can_be_given_on_stdin_to_keep_it_out_of_shell_history(repo: Repo, home: Path):
     path = synced(repo, home)
     out = run_cli("forget", "-C", str(path), input=SECRET + "\n")
