@@ -82,9 +82,13 @@ class Sketch:
     complete: bool  # every vector has its sketch (one embedded before v9 may not, until sync)
     size: int  # vectors in the database when read
     cheap: bool = False  # its pages are nearly all current: reading it costs less than a scan
-    last: int = 0  # the highest seq held; 0 for none
     seqs: np.ndarray | None = None  # int64, ascending
     words: np.ndarray | None = None  # uint64, (words per vector, vectors): one row a scan
+
+    @property
+    def last(self) -> int:
+        """The highest seq held; 0 while the array is not read."""
+        return int(self.seqs[-1]) if self.seqs is not None and len(self.seqs) else 0
 
 
 _sketches: weakref.WeakKeyDictionary[Database, Sketch] = weakref.WeakKeyDictionary()
@@ -212,10 +216,7 @@ def _read_apart(path: Path, immutable: bool) -> Sketch:
                 seqs.append(np.frombuffer(page_seqs, dtype="<i8").astype(np.int64))
                 words.append(np.frombuffer(page_bits, dtype="<u8").reshape(len(seqs[-1]), -1))
                 continue
-            rows = con.execute(
-                "select seq, bits from embeddings where seq >= ? and seq < ? order by seq",
-                (page << PAGE_BITS, (page + 1) << PAGE_BITS),
-            ).fetchall()
+            rows = con.execute(_PAGE_ROWS, _page_span(page)).fetchall()
             if any(bits is None for _, bits in rows):
                 raise ValueError("a vector without its sketch: the next sync makes it")
             if rows:
@@ -229,26 +230,28 @@ def _read_apart(path: Path, immutable: bool) -> Sketch:
     if seqs:
         sketch.seqs = np.concatenate(seqs)
         sketch.words = np.ascontiguousarray(np.concatenate(words).T)
-        sketch.last = int(sketch.seqs[-1])
     return sketch
+
+
+_PAGE_ROWS = "select seq, bits from embeddings where seq >= ? and seq < ? order by seq"
+
+
+def _page_span(page: int) -> tuple[int, int]:
+    return page << PAGE_BITS, (page + 1) << PAGE_BITS
 
 
 async def refresh_pages(db: Database) -> int:
     """Rebuild the sign pages whose rows changed (inside the caller's transaction), so a
     process reads the whole sketch in a few large blobs; returns how many. A page with a
     vector not sketched yet stays marked, and is read row by row meanwhile."""
-    import numpy as np
 
     done = 0
     for (page,) in await db.fetchall("select page from vec_sketch_dirty order by page"):
-        rows = await db.fetchall(
-            "select seq, bits from embeddings where seq >= ? and seq < ? order by seq",
-            (page << PAGE_BITS, (page + 1) << PAGE_BITS),
-        )
+        rows = await db.fetchall(_PAGE_ROWS, _page_span(page))
         if any(bits is None for _, bits in rows):
             continue
         if rows:
-            seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            seqs, _ = _arrays(rows)
             await db.execute(
                 "insert into vec_sketch_pages (page, seqs, bits) values (?, ?, ?) "
                 "on conflict(page) do update set seqs = excluded.seqs, bits = excluded.bits",
@@ -269,7 +272,7 @@ async def _append(db: Database, sketch: Sketch, changes: int) -> None:
     sketch.changes = changes
     sketch.size += len(rows)
     if any(bits is None for _, bits in rows):  # cannot be, short of a bug: exact until re-read
-        sketch.complete, sketch.seqs, sketch.words, sketch.last = False, None, None, 0
+        sketch.complete, sketch.seqs, sketch.words = False, None, None
         return
     await anyio.to_thread.run_sync(_fill, sketch, rows)
 
@@ -296,7 +299,6 @@ def _fill(sketch: Sketch, rows: list[tuple[Any, ...]]) -> None:
     # Seqs before words: a scan running meanwhile reads words first, then seqs (_by_sign).
     sketch.seqs = seqs
     sketch.words = words
-    sketch.last = int(seqs[-1])
 
 
 async def nearest(
