@@ -17,8 +17,11 @@ hits 50-80k rows and took 86 ms. So:
 - A long query (pasted text) matches on its ``MAX_MATCHED`` rarest terms: its common words
   ("after", "before", "use") cost a doclist walk each and barely move a score.
 
-A single common word ("path", in 110k of 500k rows) has no cheaper exact plan and is scored in
-full: 60-130 ms at 500k nodes.
+A single common word ("path", in 110k of 500k rows) has no cheaper plan inside FTS5: scored in
+full it took 60-400 ms at 500k nodes. Its ranking is the same for every query, though, so sync
+keeps each common word's best rows (store/wordtops.py) and such a query reads them in order,
+exactly ranked: 5-8 ms. When the list cannot answer exactly (``best`` returns None), the word
+is scored in full as before.
 
 A statement whose terms hit ``SPLIT_HITS`` rows or more is scored in two halves of the rowid
 span at once, on two connections (``store.fts.bm25_each``): the same scores, on two cores; and
@@ -28,6 +31,7 @@ mean 81 -> 59 ms, timed in alternation in one run.
 
 from __future__ import annotations
 
+from ..store import wordtops
 from ..store.db import Database
 from ..store.fts import Candidate, bm25_each, term_counts
 from .query import quote_term
@@ -65,6 +69,10 @@ async def word_candidates(
     def halves(hits: int, every: bool = False) -> int | None:
         return counts.middle(kept, every) if hits >= SPLIT_HITS else None
 
+    if len(kept) == 1 and counts.hits[kept[0]] > EXACT_HITS:
+        listed = await wordtops.best(db, kept[0], project_id, limit, as_of)
+        if listed is not None:
+            return listed
     if len(kept) == 1 or counts.total(kept) <= EXACT_HITS:
         (found,) = await ranked([any_of(kept)], halves(counts.total(kept)))
         return found

@@ -328,6 +328,47 @@ create trigger embeddings_page_removed after delete on embeddings begin
 end;
 """
 
+# The best rows of each word too common to score in full at query time (store/wordtops.py):
+# per index token, its rows' bm25 weights (the score without the word's IDF, which every row of
+# one word shares), the best ``KEEP`` kept. Rows past ``upto`` are scored live by a query, and
+# so are the rows listed in ``word_top_late``: rewritten (or given a reused seq) after their
+# word lists were made. Sync folds both into the lists.
+_V11_WORD_TOPS = """
+create table word_tops (
+    token  text not null,                  -- the index's token (stemmed), as fts5vocab has it
+    weight real not null,                  -- -bm25 of the token alone, divided by its IDF
+    seq    integer not null,               -- nodes.seq
+    primary key (token, weight, seq)
+) without rowid;
+create index word_tops_seq on word_tops(seq);
+create table word_top_tokens (
+    token text primary key,
+    hits  integer not null,                -- rows holding it when last scored
+    rows  integer not null,                -- rows in the index then
+    floor real not null                    -- every row left out weighs at most this (0: none)
+) without rowid;
+create table word_top_state (
+    id   integer primary key check (id = 1),
+    upto  integer not null,                -- the lists cover the rows up to this seq
+    avgdl real not null                    -- the index's mean row length (tokens) they saw
+);
+insert into word_top_state values (1, 0, 0);
+create table word_top_late (id integer primary key, seq integer not null);
+create trigger word_tops_rewritten after update of title, body, paths on nodes
+when old.seq <= (select upto from word_top_state) begin
+    delete from word_tops where seq = old.seq;
+    insert into word_top_late(seq) values (old.seq);
+end;
+create trigger word_tops_removed after delete on nodes
+when old.seq <= (select upto from word_top_state) begin
+    delete from word_tops where seq = old.seq;
+end;
+create trigger word_tops_reused after insert on nodes
+when new.seq <= (select upto from word_top_state) begin
+    insert into word_top_late(seq) values (new.seq);
+end;
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
@@ -339,6 +380,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (8, "aliases", _V8_ALIASES),
     (9, "sketches", _V9_SKETCHES),
     (10, "sign pages", _V10_SIGN_PAGES),
+    (11, "word tops", _V11_WORD_TOPS),
 ]
 
 

@@ -29,6 +29,10 @@ EXPECTED_TABLES = {
     "vec_generation",
     "vec_sketch_pages",
     "vec_sketch_dirty",
+    "word_tops",
+    "word_top_tokens",
+    "word_top_state",
+    "word_top_late",
 }
 EXPECTED_NODE_COLUMNS = [
     "seq",
@@ -87,6 +91,9 @@ async def test_schema_is_pinned(tmp_path: Path):
         "embeddings_page_added",
         "embeddings_page_replaced",
         "embeddings_page_removed",
+        "word_tops_rewritten",
+        "word_tops_removed",
+        "word_tops_reused",
     }
     assert versions == [v for v, _, _ in MIGRATIONS]
     assert mode == "wal"

@@ -1,0 +1,363 @@
+"""The best rows of each common word, kept by sync, so a one-word query does not score them all.
+
+FTS5 ranks a MATCH by scoring every row it hits, ~1.5 µs a row: a query of one common word
+("loading", in 53k of 500k rows) took 50-70 ms, and one word has no cheaper exact plan
+(retrieval/words.py). But one word's ranking never changes between queries: bm25 of a single
+token is its IDF, the same for every row, times a weight that depends only on the row (how often
+the token is in each column, and the row's length). So sync keeps, for every token in at least
+``LIST_HITS`` rows, the ``KEEP`` rows of highest weight (``word_tops``), and a query reads its
+best rows from there in order, instead of scoring tens of thousands.
+
+What keeps that exact:
+
+- Rows written after the lists were made (seq past ``word_top_state.upto``) are scored live,
+  by FTS5, beside the list: few, so cheap. So are the rows rewritten since (a doc section
+  edited, a value forgotten) or given a seq the lists had seen: triggers drop their entries and
+  note them in ``word_top_late``. A deleted row's entries go with it.
+- The weight leaves out the IDF, so entries keep their value as the index grows: only a row's
+  own text and the index's mean row length make it. A query multiplies by the IDF of now. The
+  mean length moves slowly; once it has moved ``DRIFT`` (5%: a weight then moves by 2% at
+  most) since the lists were made, sync makes them anew.
+- A list keeps ``KEEP`` rows and remembers the weight below which it dropped the rest
+  (``floor``). When the project filter or ``--as-of`` leaves too few of them to fill the
+  answer above that line, the query is scored in full instead (``best`` returns None).
+
+Sync folds the live rows into the lists once ``REFRESH_ROWS`` of them have gathered, or any
+row was rewritten (``refresh``): only the new and rewritten rows are scored then, not the index.
+A token that became common is scored in full once. At 500k nodes the first build scores every
+common token's rows: ~20 s, once (bench/bench_scale.py).
+
+Index tokens are stemmed (porter): "loading" is the token "load". A query word is turned into
+its token by the same tokenizer, through a one-row table in the connection's temp schema.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import weakref
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ..retrieval.query import quote_term
+from .db import Database
+from .fts import Candidate
+from .nodes import NODE_COLUMNS
+
+__all__ = ["KEEP", "LIST_HITS", "REFRESH_ROWS", "Refreshed", "best", "refresh", "token_of"]
+
+LIST_HITS = 8_000  # rows a token is in from which it gets a list (fewer are scored in ~11 ms)
+KEEP = 1_000  # rows kept per token: ten times the candidates a search asks for
+REFRESH_ROWS = 500  # live rows (written since the lists) from which sync folds them in
+DRIFT = 0.05  # change of the mean row length from which sync scores the lists anew
+LATE_MOST = 8  # rewritten rows a query still scores live (each costs a walk of the word's rows)
+LIVE_MOST = 20_000  # rows past the lists a query still scores live; past that, in full
+
+# bm25 as FTS5 computes it: the IDF of a token in ``hits`` of ``rows`` rows (fts5_aux.c).
+_BM25 = "bm25(nodes_fts, 4.0, 1.0, 0.5)"  # fts.TITLE_WEIGHT, 1.0, fts.PATHS_WEIGHT
+
+
+def idf(rows: int, hits: int) -> float:
+    value = math.log((rows - hits + 0.5) / (hits + 0.5)) if rows > 0 else 0.0
+    return value if value > 0 else 1e-6
+
+
+# The tokenizer of nodes_fts, on a one-row table in each connection's temp schema. Three
+# statements a word, so one coroutine at a time per connection.
+_TOKENIZER = "porter unicode61 remove_diacritics 2"
+_ready: weakref.WeakKeyDictionary[Database, asyncio.Lock] = weakref.WeakKeyDictionary()
+_made: weakref.WeakSet[Database] = weakref.WeakSet()
+
+
+async def token_of(db: Database, word: str) -> str | None:
+    """The one index token ``word`` becomes, or None when it becomes none or several."""
+    lock = _ready.setdefault(db, asyncio.Lock())
+    async with lock:
+        if db not in _made:
+            await db.execute(
+                "create virtual table if not exists temp.nexusmem_words "
+                f"using fts5(word, tokenize='{_TOKENIZER}')"
+            )
+            await db.execute(
+                "create virtual table if not exists temp.nexusmem_word_tokens "
+                "using fts5vocab(temp, nexusmem_words, row)"
+            )
+            _made.add(db)
+        await db.execute("insert into temp.nexusmem_words(rowid, word) values (1, ?)", (word,))
+        try:
+            rows = await db.fetchall("select term, cnt from temp.nexusmem_word_tokens")
+        finally:
+            await db.execute("delete from temp.nexusmem_words")
+    return rows[0][0] if len(rows) == 1 and rows[0][1] == 1 else None
+
+
+# -- the query side -------------------------------------------------------------------------
+
+
+async def best(
+    db: Database, word: str, project_id: str, limit: int, as_of: int | None = None
+) -> list[Candidate] | None:
+    """The best ``limit`` nodes of one project for the one word ``word``, as
+    ``fts.bm25_candidates`` ranks them, read from its list; None when it has no list, or the
+    list cannot answer exactly (then the caller scores the word in full)."""
+    token = await token_of(db, word)
+    if token is None:
+        return None
+    meta = await db.fetchone(
+        "select t.hits, t.rows, t.floor, s.upto, (select max(seq) from nodes), "
+        "(select count(*) from (select 1 from word_top_late limit ?)) "
+        "from word_top_tokens t, word_top_state s where t.token = ?",
+        (LATE_MOST + 1, token),
+    )
+    if meta is None:
+        return None
+    hits, rows, floor, upto, high, late_count = meta
+    if late_count > LATE_MOST or (high or 0) - upto > LIVE_MOST:
+        return None
+    moment = 2**62 if as_of is None else as_of
+    match = quote_term(token)
+    statements: list[tuple[str, tuple[object, ...]]] = [
+        (
+            f"select {NODE_COLUMNS}, t.weight from word_tops t cross join nodes n on n.seq = t.seq "
+            "where t.token = ? and n.project_id = ? and n.created_at <= ? "
+            "order by t.weight desc, t.seq desc limit ?",
+            (token, project_id, moment, limit),
+        )
+    ]
+    if high is not None and high > upto:
+        past = (match, upto, 3 * limit, moment, project_id)
+        statements.append((_LIVE_SQL.format(where="rowid > ?"), past))
+    if late_count:
+        late = "rowid in (select seq from word_top_late)"
+        statements.append((_LIVE_SQL.format(where=late), (match, 3 * limit, moment, project_id)))
+    listed, *live = await db.fetch_each(statements)
+    # The IDF of now: the hits and rows when the lists were made, plus the live rows.
+    fresh = sum(len(part) for part in live)
+    weight_to_score = idf(rows + max(0, (high or 0) - upto), hits + fresh)
+    found = {int(row[13]): (float(row[14]) * weight_to_score, row) for row in listed}
+    for part in live:
+        for row in part:  # live scores win: a reused seq's entry would be the old row's
+            found[int(row[13])] = (float(row[14]), row)
+    ranked = sorted(found.values(), key=lambda pair: pair[0], reverse=True)[:limit]
+    # A row the list left out scores at most floor * IDF: the answer is exact only when
+    # ``limit`` rows score at least that, or the list itself ran out of rows (no row is left out).
+    short = len(listed) < limit and floor > 0
+    if short and (len(ranked) < limit or ranked[-1][0] < floor * weight_to_score):
+        return None
+    return [Candidate.from_row(row, score, ["bm25"]) for score, row in ranked]
+
+
+# The best live rows of one token (rows since the lists were made, or rewritten since), deeper
+# than asked, as fts.bm25_each reads, since other projects' rows are filtered after the ranking.
+_LIVE_SQL = f"""
+    select {NODE_COLUMNS}, -f.b
+    from (select rowid, {_BM25} as b from nodes_fts
+          where nodes_fts match ? and {{where}} order by b limit ?) f
+    join nodes n on n.seq = f.rowid
+    where n.created_at <= ? and n.project_id = ?
+"""
+
+
+# -- the sync side --------------------------------------------------------------------------
+
+
+@dataclass
+class Refreshed:
+    tokens: int  # tokens with a list after the refresh
+    scored_in_full: int  # tokens new to the lists, scored over the whole index
+    rows_folded: int  # live rows scored and folded in
+    seconds: float = 0.0
+
+
+async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
+    """Fold the live rows into the lists, list the tokens that became common, drop those that
+    are no longer; None when there was too little to do (fewer than ``REFRESH_ROWS`` live
+    rows and none rewritten) and not ``force``.
+
+    The reading runs outside any transaction (it can take seconds), bounded by the highest seq
+    read first, so a concurrent sync's rows are simply live for the next refresh. The lists are
+    then written in one short transaction.
+    """
+    import time
+
+    started = time.perf_counter()
+    before = await db.fetchone(_STATE_SQL) or (0, 0.0, 0, 0, 0, 0)
+    upto, seen_avgdl, high, seen, tail, _ = before
+    if not force and tail < REFRESH_ROWS and not seen:
+        return None
+    rows, avgdl = await _averages(db)
+    common = await _common_tokens(db)
+    listed = {t: (h, r, f) for t, h, r, f in await db.fetchall("select * from word_top_tokens")}
+    anew = not seen_avgdl or abs(avgdl / seen_avgdl - 1) > DRIFT
+    if anew:  # every list scored again, from the whole index
+        upto, listed = 0, {}
+    late = [
+        s
+        for (s,) in await db.fetchall(
+            "select distinct seq from word_top_late where id <= ? and seq <= ?", (seen, high)
+        )
+    ]
+    late_tokens = await _tokens_in(db, late) if late else {}
+
+    new = [t for t in common if t not in listed]
+    kept = [t for t in common if t in listed]
+    # Each statement reads one token's rows: the whole index for a new token, the live rows
+    # for a listed one. Two at a time (Database.fetch_each).
+    statements = [(_SCORE_SQL.format(where="rowid <= ?"), (quote_term(t), high)) for t in new]
+    for token in kept:
+        where, args = "rowid > ? and rowid <= ?", [quote_term(token), upto, high]
+        mine = late_tokens.get(token)
+        if mine:
+            where = f"((rowid > ? and rowid <= ?) or rowid in ({','.join('?' * len(mine))}))"
+            args += mine
+        statements.append((_SCORE_SQL.format(where=where), tuple(args)))
+    results = await db.fetch_each(statements) if statements else []
+
+    folded = 0
+    writes: list[tuple[str, list[tuple[int, float]], float, int]] = []
+    for token, found in zip(new + kept, results, strict=True):
+        scale = idf(rows, common[token])
+        weighed = [(int(seq), float(score) / scale) for seq, score in found]
+        floor = listed[token][2] if token in listed else 0.0
+        folded += len(weighed) if token in listed else 0
+        if len(weighed) > KEEP:  # the best row left out: no row below it is kept
+            floor = max(floor, weighed[KEEP][1])
+            weighed = weighed[:KEEP]
+        writes.append((token, weighed, floor, common[token]))
+
+    async with db.transaction():
+        if await db.fetchone(_STATE_SQL) != before:
+            # Rows were written, rewritten or removed meanwhile (another sync), or another
+            # refresh wrote first: what was read may be stale. The next sync does it again.
+            return None
+        if anew:
+            await db.execute("delete from word_tops")
+            await db.execute("delete from word_top_tokens")
+        gone = [t for t in listed if t not in common]
+        for token in gone:
+            await db.execute("delete from word_tops where token = ?", (token,))
+            await db.execute("delete from word_top_tokens where token = ?", (token,))
+        for token, weighed, floor, hits in writes:
+            if token in listed:
+                # A rewritten row's entries went with the rewrite (trigger); a live row may
+                # have an entry only from a race with this read: rewrite them all.
+                await db.executemany(
+                    "delete from word_tops where token = ? and seq = ?",
+                    [(token, seq) for seq, _ in weighed],
+                )
+            await db.executemany(
+                "insert into word_tops(token, weight, seq) values (?, ?, ?)",
+                [(token, w, seq) for seq, w in weighed],
+            )
+            floor = await _trim(db, token, floor)
+            await db.execute(
+                "insert into word_top_tokens values (?, ?, ?, ?) on conflict(token) do update "
+                "set hits = excluded.hits, rows = excluded.rows, floor = excluded.floor",
+                (token, hits, rows, floor),
+            )
+        await db.execute(
+            "update word_top_state set upto = ?, avgdl = ?", (high, avgdl if anew else seen_avgdl)
+        )
+        await db.execute("delete from word_top_late where id <= ?", (seen,))
+    return Refreshed(
+        tokens=len(common),
+        scored_in_full=len(new),
+        rows_folded=folded,
+        seconds=round(time.perf_counter() - started, 3),
+    )
+
+
+# What a refresh starts from, read again before it writes: the lists' state, the highest seq,
+# the last rewrite noted, the live rows, and the row count.
+_STATE_SQL = (
+    "select s.upto, s.avgdl, coalesce((select max(seq) from nodes), 0), "
+    "coalesce((select max(id) from word_top_late), 0), "
+    "(select count(*) from nodes where seq > s.upto), (select count(*) from nodes) "
+    "from word_top_state s"
+)
+
+# One token's best rows among those ``where`` allows, ``KEEP`` and the best one past them.
+_SCORE_SQL = (
+    f"select rowid, -b from (select rowid, {_BM25} as b from nodes_fts "
+    f"where nodes_fts match ? and {{where}} order by b limit {KEEP + 1})"
+)
+
+
+async def _trim(db: Database, token: str, floor: float) -> float:
+    """Keep a token's best ``KEEP`` entries; return its floor, raised to the best one dropped."""
+    over = await db.fetchone(
+        "select weight, seq from word_tops where token = ? order by weight desc, seq desc "
+        "limit 1 offset ?",
+        (token, KEEP),
+    )
+    if over is None:
+        return floor
+    weight, seq = over
+    await db.execute(
+        "delete from word_tops where token = ? and (weight < ? or (weight = ? and seq <= ?))",
+        (token, weight, weight, seq),
+    )
+    return max(floor, float(weight))
+
+
+async def _averages(db: Database) -> tuple[int, float]:
+    """The index's row count and mean row length in tokens, as bm25 reads them: from FTS5's
+    averages record (row 1 of its data table: the row count, then each column's token total,
+    as SQLite varints)."""
+    row = await db.fetchone("select block from nodes_fts_data where id = 1")
+    values, blob, i = [], bytes(row[0]) if row else b"", 0
+    while i < len(blob):
+        value = 0
+        for k in range(9):
+            byte = blob[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        values.append(value)
+    if not values or not values[0]:
+        return 0, 0.0
+    return values[0], sum(values[1:]) / values[0]
+
+
+async def _common_tokens(db: Database) -> dict[str, int]:
+    """Every token in at least ``LIST_HITS`` rows, with its row count, that a quoted query of
+    itself finds again (porter does not always stem a stem to itself)."""
+    await db.execute(
+        "create virtual table if not exists temp.nexusmem_vocab "
+        "using fts5vocab(main, nodes_fts, row)"
+    )
+    found = {
+        term: int(doc)
+        for term, doc in await db.fetchall(
+            "select term, doc from temp.nexusmem_vocab where doc >= ?", (LIST_HITS,)
+        )
+    }
+    return {t: n for t, n in found.items() if await token_of(db, t) == t}
+
+
+async def _tokens_in(db: Database, seqs: list[int]) -> dict[str, list[int]]:
+    """The tokens of the given rows, tokenized as nodes_fts does: token -> its rows."""
+    await db.execute(
+        "create virtual table if not exists temp.nexusmem_late "
+        f"using fts5(title, body, paths, tokenize='{_TOKENIZER}')"
+    )
+    await db.execute(
+        "create virtual table if not exists temp.nexusmem_late_tokens "
+        "using fts5vocab(temp, nexusmem_late, instance)"
+    )
+    await db.execute("delete from temp.nexusmem_late")
+    marks = ",".join("?" * len(seqs))
+    await db.execute(
+        "insert into temp.nexusmem_late(rowid, title, body, paths) "
+        f"select seq, title, body, paths from nodes where seq in ({marks})",
+        seqs,
+    )
+    out: dict[str, list[int]] = defaultdict(list)
+    for term, doc in await db.fetchall("select distinct term, doc from temp.nexusmem_late_tokens"):
+        out[term].append(int(doc))
+    await db.execute("delete from temp.nexusmem_late")
+    return out
