@@ -250,7 +250,7 @@ async def bm25_each(
     out = []
     for i in range(len(matches)):
         rows = [row for part in results[i * len(bounds) : (i + 1) * len(bounds)] for row in part]
-        rows.sort(key=lambda row: row[14], reverse=True)
+        rows.sort(key=lambda row: (row[14], row[13]), reverse=True)  # ties: newest first
         out.append([Candidate.from_row(row, float(row[14]), ["bm25"]) for row in rows[:limit]])
     return out
 
@@ -258,15 +258,17 @@ async def bm25_each(
 # bm25() in the ORDER BY, not FTS5's ``rank`` column: the same scores in the same order, but
 # SQLite's sorter keeps only the top ``limit`` rows, while ``order by rank`` has FTS5 sort every
 # match itself. On 93k nodes, bench_query's 33 queries: identical top 300s for 1.6x less CPU
-# (bench/bench_scale.py).
+# (bench/bench_scale.py). Rows tied in score come newest first: a common word's rows often tie
+# by the hundred (one-line commit subjects of one length), and which of them make the cut must
+# not be left to the sorter (store/wordtops.py breaks ties the same way).
 _BM25_SQL = f"""
     select {NODE_COLUMNS}, -f.rank
     from (select rowid, bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT}) as rank
           from nodes_fts where nodes_fts match ? and rowid >= ? and rowid < ?
-          order by rank limit ?) f
+          order by rank, rowid desc limit ?) f
     join nodes n on n.seq = f.rowid
     where n.project_id = ? and n.created_at <= ?
-    order by f.rank
+    order by f.rank, n.seq desc
 """
 
 

@@ -138,7 +138,9 @@ async def best(
     for part in live:
         for row in part:  # live scores win: a reused seq's entry would be the old row's
             found[int(row[13])] = (float(row[14]), row)
-    ranked = sorted(found.values(), key=lambda pair: pair[0], reverse=True)[:limit]
+    # Ties newest first, as fts.bm25_each breaks them.
+    ranked = sorted(found.values(), key=lambda pair: (pair[0], pair[1][13]), reverse=True)
+    ranked = ranked[:limit]
     # A row the list left out scores at most floor * IDF: the answer is exact only when
     # ``limit`` rows score at least that, or the list itself ran out of rows (no row is left out).
     short = len(listed) < limit and floor > 0
@@ -152,7 +154,7 @@ async def best(
 _LIVE_SQL = f"""
     select {NODE_COLUMNS}, -f.b
     from (select rowid, {_BM25} as b from nodes_fts
-          where nodes_fts match ? and {{where}} order by b limit ?) f
+          where nodes_fts match ? and {{where}} order by b, rowid desc limit ?) f
     join nodes n on n.seq = f.rowid
     where n.created_at <= ? and n.project_id = ?
 """
@@ -203,27 +205,40 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
     kept = [t for t in common if t in listed]
     # Each statement reads one token's rows: the whole index for a new token, the live rows
     # for a listed one. Two at a time (Database.fetch_each).
-    statements = [(_SCORE_SQL.format(where="rowid <= ?"), (quote_term(t), high)) for t in new]
+    statements: list[tuple[str, tuple[object, ...]]] = []
+    owners: list[str] = []  # the token each statement scores
+    for token in new:
+        statements.append(
+            (_SCORE_SQL.format(where="rowid <= ?"), (quote_term(token), high, KEEP + 1))
+        )
+        owners.append(token)
     for token in kept:
-        where, args = "rowid > ? and rowid <= ?", [quote_term(token), upto, high]
+        where = "rowid > ? and rowid <= ?"
+        statements.append(
+            (_SCORE_SQL.format(where=where), (quote_term(token), upto, high, KEEP + 1))
+        )
+        owners.append(token)
         mine = late_tokens.get(token)
-        if mine:
-            where = f"((rowid > ? and rowid <= ?) or rowid in ({','.join('?' * len(mine))}))"
-            args += mine
-        statements.append((_SCORE_SQL.format(where=where), tuple(args)))
+        if mine:  # apart: FTS5 cannot take a MATCH beside an OR of rowid ranges
+            where = f"rowid in ({','.join('?' * len(mine))})"
+            statements.append(
+                (_SCORE_SQL.format(where=where), (quote_term(token), *mine, KEEP + 1))
+            )
+            owners.append(token)
     results = await db.fetch_each(statements) if statements else []
 
     folded = 0
-    writes: list[tuple[str, list[tuple[int, float]], float, int]] = []
-    for token, found in zip(new + kept, results, strict=True):
+    floors = {token: listed[token][2] if token in listed else 0.0 for token in common}
+    scored: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for token, found in zip(owners, results, strict=True):
         scale = idf(rows, common[token])
         weighed = [(int(seq), float(score) / scale) for seq, score in found]
-        floor = listed[token][2] if token in listed else 0.0
-        folded += len(weighed) if token in listed else 0
-        if len(weighed) > KEEP:  # the best row left out: no row below it is kept
-            floor = max(floor, weighed[KEEP][1])
+        if len(weighed) > KEEP:  # the statement's best row left out: none below it is kept
+            floors[token] = max(floors[token], weighed[KEEP][1])
             weighed = weighed[:KEEP]
-        writes.append((token, weighed, floor, common[token]))
+        folded += len(weighed) if token in listed else 0
+        scored[token] += weighed
+    writes = [(t, scored[t], floors[t], common[t]) for t in new + kept]
 
     async with db.transaction():
         if await db.fetchone(_STATE_SQL) != before:
@@ -279,7 +294,7 @@ _STATE_SQL = (
 # One token's best rows among those ``where`` allows, ``KEEP`` and the best one past them.
 _SCORE_SQL = (
     f"select rowid, -b from (select rowid, {_BM25} as b from nodes_fts "
-    f"where nodes_fts match ? and {{where}} order by b limit {KEEP + 1})"
+    f"where nodes_fts match ? and {{where}} order by b, rowid desc limit ?)"
 )
 
 
