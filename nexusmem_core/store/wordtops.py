@@ -200,9 +200,12 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
         )
     ]
     late_tokens = await _tokens_in(db, late) if late else {}
-
-    new = [t for t in common if t not in listed]
-    kept = [t for t in common if t in listed]
+    # A rewritten row costs a walk of the token's rows to score apart (FTS5 runs a rowid list
+    # one rowid at a time): past ``LATE_MOST`` of them (a value forgotten from many rows), the
+    # token is scored anew over the whole index instead.
+    again = {t for t in listed if len(late_tokens.get(t, ())) > LATE_MOST}
+    new = [t for t in common if t not in listed or t in again]
+    kept = [t for t in common if t in listed and t not in again]
     # Each statement reads one token's rows: the whole index for a new token, the live rows
     # for a listed one. Two at a time (Database.fetch_each).
     statements: list[tuple[str, tuple[object, ...]]] = []
@@ -226,9 +229,10 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
             )
             owners.append(token)
     results = await db.fetch_each(statements) if statements else []
+    kept_set = set(kept)
 
     folded = 0
-    floors = {token: listed[token][2] if token in listed else 0.0 for token in common}
+    floors = {t: listed[t][2] if t in listed and t not in again else 0.0 for t in common}
     scored: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for token, found in zip(owners, results, strict=True):
         scale = idf(rows, common[token])
@@ -236,7 +240,7 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
         if len(weighed) > KEEP:  # the statement's best row left out: none below it is kept
             floors[token] = max(floors[token], weighed[KEEP][1])
             weighed = weighed[:KEEP]
-        folded += len(weighed) if token in listed else 0
+        folded += len(weighed) if token in kept_set else 0
         scored[token] += weighed
     writes = [(t, scored[t], floors[t], common[t]) for t in new + kept]
 
@@ -253,7 +257,9 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
             await db.execute("delete from word_tops where token = ?", (token,))
             await db.execute("delete from word_top_tokens where token = ?", (token,))
         for token, weighed, floor, hits in writes:
-            if token in listed:
+            if token in again:
+                await db.execute("delete from word_tops where token = ?", (token,))
+            elif token in listed:
                 # A rewritten row's entries went with the rewrite (trigger); a live row may
                 # have an entry only from a race with this read: rewrite them all.
                 await db.executemany(

@@ -275,3 +275,23 @@ async def test_a_refresh_that_another_write_overtook_writes_nothing(
         got = await wordtops.best(db, "gamma", pid, 5)
         assert got is not None and got[0].ref == "meanwhile"
         await assert_ranks_as_exact(engine, got, "gamma", 5)
+
+
+async def test_many_rewritten_rows_send_their_words_back_to_full_scoring(
+    settings: Settings, make_repo, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(wordtops, "LATE_MOST", 2)
+    async with memory_of(settings, make_repo, gamma_notes) as engine:
+        db, pid = engine.db, engine.project_id
+        await wordtops.refresh(db, force=True)
+        async with db.transaction():  # a value forgotten from four rows, say
+            await upsert_nodes(
+                db, [note(pid, f"g{i}", "gamma note", f"gamma rewritten {i}") for i in range(4)]
+            )
+        assert await wordtops.best(db, "gamma", pid, 5) is None  # too many to score live
+        found = await words.word_candidates(db, ["gamma"], pid, 5)
+        await assert_ranks_as_exact(engine, found, "gamma", 5)
+        again = await wordtops.refresh(db)
+        assert again is not None and again.scored_in_full >= 1  # gamma, over the whole index
+        assert await db.fetchone("select count(*) from word_top_late") == (0,)
+        await assert_ranks_as_exact(engine, await wordtops.best(db, "gamma", pid, 5), "gamma", 5)
