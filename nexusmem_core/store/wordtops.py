@@ -155,7 +155,7 @@ _LIVE_SQL = f"""
     select {NODE_COLUMNS}, -f.b
     from (select rowid, {_BM25} as b from nodes_fts
           where nodes_fts match ? and {{where}} order by b, rowid desc limit ?) f
-    join nodes n on n.seq = f.rowid
+    cross join nodes n on n.seq = f.rowid
     where n.created_at <= ? and n.project_id = ?
 """
 

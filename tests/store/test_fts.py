@@ -216,3 +216,19 @@ async def test_reads_run_two_at_a_time_but_see_the_writers_own_transaction(
             assert await db.fetch_each([count, count]) == [[(1,)], [(1,)]]
         assert db._sibling is not None
     assert db._sibling is None  # closed with the engine
+
+
+async def test_the_ranked_rows_are_read_first_and_their_nodes_looked_up_by_seq(
+    settings: Settings, make_repo
+):
+    """Not the project's nodes scanned by index and each looked up among the ranked rows: at
+    500k nodes that plan cost 80 ms for a query that matched nothing."""
+    async with memory_of(settings, make_repo, lambda pid: [note(pid, "a", "alpha")]) as engine:
+        plan = await engine.db.fetchall(
+            "explain query plan " + fts._BM25_SQL,
+            ('"alpha"', 0, 2**62, 300, engine.project_id, 2**62),
+        )
+    steps = [row[3] for row in plan]
+    assert "SCAN f" in steps
+    assert any(s.startswith("SEARCH n USING INTEGER PRIMARY KEY") for s in steps)
+    assert steps.index("SCAN f") < next(i for i, s in enumerate(steps) if s.startswith("SEARCH n"))
