@@ -167,6 +167,27 @@ class Database:
                 self._sibling_failed = self._sibling is None
         return self._sibling or self
 
+    @asynccontextmanager
+    async def reader(self) -> AsyncIterator[Database]:
+        """A read-only connection of its own for a long read beside this one's, closed after:
+        unlike ``beside``'s, not memory-mapped, so what it reads does not stay in this
+        process's resident memory (a sync's must not grow with the size of the memory). This
+        connection itself inside a write transaction, or when that one cannot open."""
+        if self.conn.in_transaction or os.cpu_count() == 1:
+            yield self
+            return
+        try:
+            other = await _connect(self.path, True, False, immutable=self.immutable)
+        except StoreError as err:
+            log.debug("second_reader_unavailable", database=str(self.path), error=str(err))
+            yield self
+            return
+        try:
+            await other.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
+            yield other
+        finally:
+            await other.close()
+
     async def _open_sibling(self) -> Database | None:
         wanted = self.vectors.loaded
         try:

@@ -207,42 +207,52 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
     new = [t for t in common if t not in listed or t in again]
     kept = [t for t in common if t in listed and t not in again]
     # Each statement reads one token's rows: the whole index for a new token, the live rows
-    # for a listed one. Two at a time (Database.fetch_each).
-    statements: list[tuple[str, tuple[object, ...]]] = []
-    owners: list[str] = []  # the token each statement scores
+    # for a listed one; the late rows apart (FTS5 cannot take a MATCH beside an OR of rowid
+    # ranges).
+    statements: list[tuple[str, str, tuple[object, ...]]] = []
     for token in new:
-        statements.append(
-            (_SCORE_SQL.format(where="rowid <= ?"), (quote_term(token), high, KEEP + 1))
-        )
-        owners.append(token)
+        statements.append((token, "rowid <= ?", (high,)))
     for token in kept:
-        where = "rowid > ? and rowid <= ?"
-        statements.append(
-            (_SCORE_SQL.format(where=where), (quote_term(token), upto, high, KEEP + 1))
-        )
-        owners.append(token)
+        statements.append((token, "rowid > ? and rowid <= ?", (upto, high)))
         mine = late_tokens.get(token)
-        if mine:  # apart: FTS5 cannot take a MATCH beside an OR of rowid ranges
-            where = f"rowid in ({','.join('?' * len(mine))})"
-            statements.append(
-                (_SCORE_SQL.format(where=where), (quote_term(token), *mine, KEEP + 1))
-            )
-            owners.append(token)
-    results = await db.fetch_each(statements) if statements else []
-    kept_set = set(kept)
-
-    folded = 0
+        if mine:
+            statements.append((token, f"rowid in ({','.join('?' * len(mine))})", tuple(mine)))
     floors = {t: listed[t][2] if t in listed and t not in again else 0.0 for t in common}
-    scored: dict[str, list[tuple[int, float]]] = defaultdict(list)
-    for token, found in zip(owners, results, strict=True):
-        scale = idf(rows, common[token])
-        weighed = [(int(seq), float(score) / scale) for seq, score in found]
-        if len(weighed) > KEEP:  # the statement's best row left out: none below it is kept
-            floors[token] = max(floors[token], weighed[KEEP][1])
-            weighed = weighed[:KEEP]
-        folded += len(weighed) if token in kept_set else 0
-        scored[token] += weighed
-    writes = [(t, scored[t], floors[t], common[t]) for t in new + kept]
+    folded = 0
+    # What they find goes to a temp table as it comes, not into this process's memory: 490
+    # lists of 1,000 rows at 500k nodes. Two statements at a time, on this connection and on
+    # a reader of its own.
+    await db.execute(
+        "create temp table if not exists nexusmem_fold "
+        "(token text not null, weight real not null, seq integer not null)"
+    )
+    await db.execute("delete from temp.nexusmem_fold")
+    queue = iter(statements)
+
+    async def drain(conn: Database) -> None:
+        nonlocal folded
+        for token, where, args in queue:
+            found = await conn.fetchall(
+                _SCORE_SQL.format(where=where), (quote_term(token), *args, KEEP + 1)
+            )
+            scale = idf(rows, common[token])
+            weighed = [(int(seq), float(score) / scale) for seq, score in found]
+            if len(weighed) > KEEP:  # the statement's best row left out: none below is kept
+                floors[token] = max(floors[token], weighed[KEEP][1])
+                weighed = weighed[:KEEP]
+            folded += len(weighed) if token in kept_set else 0
+            await db.executemany(
+                "insert into temp.nexusmem_fold values (?, ?, ?)",
+                [(token, w, seq) for seq, w in weighed],
+            )
+
+    kept_set = set(kept)
+    async with db.reader() as other:
+        workers = [drain(db)] if other is db else [drain(db), drain(other)]
+        outcomes = await asyncio.gather(*workers, return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
 
     async with db.transaction():
         if await db.fetchone(_STATE_SQL) != before:
@@ -252,34 +262,31 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
         if anew:
             await db.execute("delete from word_tops")
             await db.execute("delete from word_top_tokens")
-        gone = [t for t in listed if t not in common]
-        for token in gone:
+        for token in [t for t in listed if t not in common] + sorted(again):
             await db.execute("delete from word_tops where token = ?", (token,))
-            await db.execute("delete from word_top_tokens where token = ?", (token,))
-        for token, weighed, floor, hits in writes:
-            if token in again:
-                await db.execute("delete from word_tops where token = ?", (token,))
-            elif token in listed:
-                # A rewritten row's entries went with the rewrite (trigger); a live row may
-                # have an entry only from a race with this read: rewrite them all.
-                await db.executemany(
-                    "delete from word_tops where token = ? and seq = ?",
-                    [(token, seq) for seq, _ in weighed],
-                )
-            await db.executemany(
-                "insert into word_tops(token, weight, seq) values (?, ?, ?)",
-                [(token, w, seq) for seq, w in weighed],
-            )
-            floor = await _trim(db, token, floor)
+            if token not in common:
+                await db.execute("delete from word_top_tokens where token = ?", (token,))
+        # A rewritten row's entries went with the rewrite (trigger); a live row can have one
+        # only from a race with this read: replaced.
+        await db.execute(
+            "delete from word_tops where (token, seq) in "
+            "(select token, seq from temp.nexusmem_fold)"
+        )
+        await db.execute(
+            "insert into word_tops(token, weight, seq) "
+            "select token, weight, seq from temp.nexusmem_fold"
+        )
+        for token in new + kept:
             await db.execute(
                 "insert into word_top_tokens values (?, ?, ?, ?) on conflict(token) do update "
                 "set hits = excluded.hits, rows = excluded.rows, floor = excluded.floor",
-                (token, hits, rows, floor),
+                (token, common[token], rows, await _trim(db, token, floors[token])),
             )
         await db.execute(
             "update word_top_state set upto = ?, avgdl = ?", (high, avgdl if anew else seen_avgdl)
         )
         await db.execute("delete from word_top_late where id <= ?", (seen,))
+    await db.execute("delete from temp.nexusmem_fold")
     return Refreshed(
         tokens=len(common),
         scored_in_full=len(new),
