@@ -25,7 +25,7 @@ What keeps that exact:
 Sync folds the live rows into the lists once ``REFRESH_ROWS`` of them have gathered, or any
 row was rewritten (``refresh``): only the new and rewritten rows are scored then, not the index.
 A token that became common is scored in full once. At 500k nodes the first build scores every
-common token's rows: ~20 s, once (bench/bench_scale.py).
+common token's rows: 31 s for 490 tokens, once (bench/bench_scale.py; 3-4 s at 100k commits).
 
 Index tokens are stemmed (porter): "loading" is the token "load". A query word is turned into
 its token by the same tokenizer, through a one-row table in the connection's temp schema.
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from ..retrieval.query import quote_term
 from .db import Database
-from .fts import Candidate
+from .fts import PATHS_WEIGHT, TITLE_WEIGHT, Candidate
 from .nodes import NODE_COLUMNS
 
 __all__ = ["KEEP", "LIST_HITS", "REFRESH_ROWS", "Refreshed", "best", "refresh", "token_of"]
@@ -53,11 +53,13 @@ DRIFT = 0.05  # change of the mean row length from which sync scores the lists a
 LATE_MOST = 8  # rewritten rows a query still scores live (each costs a walk of the word's rows)
 LIVE_MOST = 20_000  # rows past the lists a query still scores live; past that, in full
 
-# bm25 as FTS5 computes it: the IDF of a token in ``hits`` of ``rows`` rows (fts5_aux.c).
-_BM25 = "bm25(nodes_fts, 4.0, 1.0, 0.5)"  # fts.TITLE_WEIGHT, 1.0, fts.PATHS_WEIGHT
+# The same column weights as every other BM25 statement (store/fts.py).
+_BM25 = f"bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT})"
 
 
 def idf(rows: int, hits: int) -> float:
+    """The IDF bm25 gives a token in ``hits`` of ``rows`` rows, as FTS5 computes it
+    (fts5_aux.c: clamped to 1e-6 for a token in half the rows or more)."""
     value = math.log((rows - hits + 0.5) / (hits + 0.5)) if rows > 0 else 0.0
     return value if value > 0 else 1e-6
 
@@ -166,7 +168,7 @@ _LIVE_SQL = f"""
 @dataclass
 class Refreshed:
     tokens: int  # tokens with a list after the refresh
-    scored_in_full: int  # tokens new to the lists, scored over the whole index
+    scored_in_full: int  # tokens scored over the whole index: new, or with many rows rewritten
     rows_folded: int  # live rows scored and folded in
     seconds: float = 0.0
 
