@@ -29,7 +29,7 @@ from .identity import adopt, follow_registry
 from .models import Node, SyncReport
 from .registry import register_project
 from .store import sketches, vectors, wordtops
-from .store.db import Database
+from .store.db import DB_ERRORS, Database
 from .store.fts import deferred_index
 from .store.nodes import delete_nodes, get_cursor, set_cursor, upsert_nodes, upsert_project
 
@@ -113,9 +113,15 @@ async def sync(
             await db.execute("drop table temp.recorded")
         await set_cursor(db, pid, "last_sync", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     # Outside the ingest transaction: it reads for seconds on a big memory, then writes briefly.
-    refreshed = await wordtops.refresh(db)
-    if refreshed is not None:
-        report.word_lists = refreshed.tokens
+    # What was ingested stands if it fails: the lists only speed one-word queries up, and a
+    # query scores what they do not cover.
+    try:
+        refreshed = await wordtops.refresh(db)
+    except DB_ERRORS as err:
+        report.notes.append(f"the common words' lists were not brought up to date: {err}")
+    else:
+        if refreshed is not None:
+            report.word_lists = refreshed.tokens
     try:
         if carried:
             follow_registry(engine, carried)

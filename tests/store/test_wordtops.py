@@ -295,3 +295,25 @@ async def test_many_rewritten_rows_send_their_words_back_to_full_scoring(
         assert again is not None and again.scored_in_full >= 1  # gamma, over the whole index
         assert await db.fetchone("select count(*) from word_top_late") == (0,)
         await assert_ranks_as_exact(engine, await wordtops.best(db, "gamma", pid, 5), "gamma", 5)
+
+
+async def test_a_refresh_that_fails_leaves_the_sync_done_and_says_so(
+    settings: Settings, make_repo, monkeypatch: pytest.MonkeyPatch
+):
+    import sqlite3
+
+    async def failing(db, **_):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(wordtops, "refresh", failing)
+    repo = make_repo("full")
+    repo.commit("feat: widget", {"w.txt": "widget\n"})
+    async with open_engine(settings, repo.path, create=True) as engine:
+        report = await handlers.sync(engine)
+        (commits,) = await engine.db.fetchone(
+            "select count(*) from nodes where kind = 'git_commit'"
+        )
+    assert commits == 1 and report.word_lists == -1
+    assert any(
+        "lists were not brought up to date: database or disk is full" in n for n in report.notes
+    )
