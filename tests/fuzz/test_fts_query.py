@@ -17,6 +17,7 @@ from nexusmem_core.models import Node
 from nexusmem_core.retrieval.cjk import MAX_PIECES, bigrams, cjk_query, excerpt_terms
 from nexusmem_core.retrieval.query import MAX_TERMS, fts_match, query_terms
 from nexusmem_core.retrieval.words import all_of, word_candidates
+from nexusmem_core.store import wordtops
 from nexusmem_core.store.fts import bm25_candidates, cjk_candidates, term_counts
 
 from .bounds import PROJECT, Store, Target, mutated, repeated, within
@@ -104,6 +105,10 @@ def check_query(text: str, store: Store) -> None:
         store.portal.call(bm25_candidates, store.db, all_of(terms), PROJECT)
         store.portal.call(term_counts, store.db, terms)
         store.portal.call(word_candidates, store.db, terms, PROJECT, 10)
+        for term in terms[:3]:  # a word's list, through the index's own tokenizer
+            token = store.portal.call(wordtops.token_of, store.db, term)
+            assert token is None or (isinstance(token, str) and token)
+            store.portal.call(wordtops.best, store.db, term, PROJECT, 10)
     store.portal.call(cjk_candidates, store.db, text, PROJECT)
 
 
