@@ -4,8 +4,6 @@ exactly as scoring every row would, whatever was written, rewritten or removed s
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 
 import pytest
 
@@ -18,6 +16,8 @@ from nexusmem_core.store import wordtops
 from nexusmem_core.store.fts import Candidate, bm25_candidates
 from nexusmem_core.store.nodes import delete_nodes, upsert_nodes
 
+from .test_fts import memory_of, note
+
 
 @pytest.fixture(autouse=True)
 def small_lists(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -26,10 +26,6 @@ def small_lists(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(wordtops, "KEEP", 8)
     monkeypatch.setattr(wordtops, "REFRESH_ROWS", 5)
     monkeypatch.setattr(words, "EXACT_HITS", 5)
-
-
-def note(pid: str, ref: str, title: str, body: str = "") -> Node:
-    return Node(pid, "doc_section", "docs", ref, title, body, 1, 0.5, "authored", None, [])
 
 
 def gamma_notes(pid: str, count: int = 60, seed: int = 7) -> list[Node]:
@@ -46,20 +42,6 @@ def gamma_notes(pid: str, count: int = 60, seed: int = 7) -> list[Node]:
     # holding it goes (as at scale, where a listed word is in 8,000 rows or more).
     out += [note(pid, f"p{i}", f"padding {i}", "words") for i in range(600)]
     return out
-
-
-@asynccontextmanager
-async def memory_of(
-    settings: Settings, make_repo, notes: Callable[[str], list[Node]]
-) -> AsyncIterator[Engine]:
-    """A synced memory of a one-commit repository, with ``notes(project_id)`` added."""
-    repo = make_repo("notes")
-    repo.commit("chore: start", {"a.txt": "a\n"})
-    async with open_engine(settings, repo.path, create=True) as engine:
-        await handlers.sync(engine)
-        async with engine.db.transaction():
-            await upsert_nodes(engine.db, notes(engine.project_id))
-        yield engine
 
 
 async def exact(engine: Engine, word: str, limit: int, pid: str | None = None) -> list[Candidate]:
