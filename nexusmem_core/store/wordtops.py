@@ -117,7 +117,7 @@ async def best(
     if late_count > LATE_MOST or (high or 0) - upto > LIVE_MOST:
         return None
     moment = 2**62 if as_of is None else as_of
-    match = quote_term(token)
+    match = quote_term(word)  # the token itself may not stem to itself (_common_tokens)
     statements: list[tuple[str, tuple[object, ...]]] = [
         (
             f"select {NODE_COLUMNS}, t.weight from word_tops t cross join nodes n on n.seq = t.seq "
@@ -235,9 +235,9 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
         nonlocal folded
         for token, where, args in queue:
             found = await conn.fetchall(
-                _SCORE_SQL.format(where=where), (quote_term(token), *args, KEEP + 1)
+                _SCORE_SQL.format(where=where), (quote_term(common[token][1]), *args, KEEP + 1)
             )
-            scale = idf(rows, common[token])
+            scale = idf(rows, common[token][0])
             weighed = [(int(seq), float(score) / scale) for seq, score in found]
             if len(weighed) > KEEP:  # the statement's best row left out: none below is kept
                 floors[token] = max(floors[token], weighed[KEEP][1])
@@ -282,7 +282,7 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
             await db.execute(
                 "insert into word_top_tokens values (?, ?, ?, ?) on conflict(token) do update "
                 "set hits = excluded.hits, rows = excluded.rows, floor = excluded.floor",
-                (token, common[token], rows, await _trim(db, token, floors[token])),
+                (token, common[token][0], rows, await _trim(db, token, floors[token])),
             )
         await db.execute(
             "update word_top_state set upto = ?, avgdl = ?", (high, avgdl if anew else seen_avgdl)
@@ -353,20 +353,30 @@ async def _averages(db: Database) -> tuple[int, float]:
     return values[0], sum(values[1:]) / values[0]
 
 
-async def _common_tokens(db: Database) -> dict[str, int]:
-    """Every token in at least ``LIST_HITS`` rows, with its row count, that a quoted query of
-    itself finds again (porter does not always stem a stem to itself)."""
+# Endings tried, in order, to spell a token the tokenizer does not give back as itself.
+_ENDINGS = ("e", "s", "es", "ed", "ing", "ion", "y", "ies", "ate", "al", "ous", "ive", "ize")
+
+
+async def _common_tokens(db: Database) -> dict[str, tuple[int, str]]:
+    """Every token in at least ``LIST_HITS`` rows: its row count, and a word the tokenizer
+    turns into it, to query it by. Usually the token itself; but porter does not always stem a
+    stem to itself ("leas", of "leases", becomes "lea"; 12 of 502 such tokens at 500k nodes),
+    so then the token with one of ``_ENDINGS`` ("leases"). A token no ending gives back gets
+    no list (its queries are scored in full)."""
     await db.execute(
         "create virtual table if not exists temp.nexusmem_vocab "
         "using fts5vocab(main, nodes_fts, row)"
     )
-    found = {
-        term: int(doc)
-        for term, doc in await db.fetchall(
-            "select term, doc from temp.nexusmem_vocab where doc >= ?", (LIST_HITS,)
-        )
-    }
-    return {t: n for t, n in found.items() if await token_of(db, t) == t}
+    found = await db.fetchall(
+        "select term, doc from temp.nexusmem_vocab where doc >= ?", (LIST_HITS,)
+    )
+    out = {}
+    for term, doc in found:
+        for spelling in (term, *(term + ending for ending in _ENDINGS)):
+            if await token_of(db, spelling) == term:
+                out[term] = (int(doc), spelling)
+                break
+    return out
 
 
 async def _tokens_in(db: Database, seqs: list[int]) -> dict[str, list[int]]:

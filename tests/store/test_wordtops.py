@@ -299,3 +299,26 @@ async def test_a_refresh_that_fails_leaves_the_sync_done_and_says_so(
     assert any(
         "lists were not brought up to date: database or disk is full" in n for n in report.notes
     )
+
+
+async def test_a_token_that_does_not_stem_to_itself_is_listed_by_a_word_that_does(
+    settings: Settings, make_repo
+):
+    """porter stems "leases" to "leas", and "leas" to "lea": the list of "leas" is scored
+    through "leases", and a query of "lease" or "leases" reads it."""
+
+    def notes(pid: str) -> list[Node]:
+        rng = random.Random(3)
+        out = [
+            note(pid, f"l{i}", f"lease {i}", "leases " * rng.randrange(1, 4) + "x " * i)
+            for i in range(20)
+        ]
+        return out + [note(pid, f"p{i}", f"padding {i}", "words") for i in range(200)]
+
+    async with memory_of(settings, make_repo, notes) as engine:
+        db, pid = engine.db, engine.project_id
+        assert await wordtops.token_of(db, "leas") == "lea"
+        await wordtops.refresh(db, force=True)
+        assert await db.fetchone("select hits from word_top_tokens where token = 'leas'") == (20,)
+        for word in ("lease", "leases"):
+            await assert_ranks_as_exact(engine, await wordtops.best(db, word, pid, 5), word, 5)
