@@ -25,7 +25,7 @@ What keeps that exact:
 Sync folds the live rows into the lists once ``REFRESH_ROWS`` of them have gathered, or any
 row was rewritten (``refresh``): only the new and rewritten rows are scored then, not the index.
 A token that became common is scored in full once. At 500k nodes the first build scores every
-common token's rows: 31 s for 490 tokens, once (bench/bench_scale.py; 3-4 s at 100k commits).
+common token's rows: 33 s for 502 tokens, once (bench/bench_scale.py; 3-4 s at 100k commits).
 
 Index tokens are stemmed (porter): "loading" is the token "load". A query word is turned into
 its token by the same tokenizer, through a one-row table in the connection's temp schema.
