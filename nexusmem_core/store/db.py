@@ -13,12 +13,12 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 import anyio.to_thread
@@ -28,7 +28,15 @@ from ..logging import get_logger
 from . import failures
 from .migrations import LATEST, migrate, schema_version
 
-__all__ = ["DB_ERRORS", "MMAP_BYTES", "Database", "VectorSupport", "open_database", "sqlite_module"]
+__all__ = [
+    "DB_ERRORS",
+    "MMAP_BYTES",
+    "Database",
+    "VectorSupport",
+    "open_database",
+    "share_work",
+    "sqlite_module",
+]
 
 BUSY_TIMEOUT_MS = 15_000
 # How long a write waits for another process's transaction, one busy_timeout after another.
@@ -38,6 +46,7 @@ WRITE_WAIT = 30 * 60
 MMAP_BYTES = 1 << 30  # of the file the second, read-only connection maps (address space only)
 
 log = get_logger("store")
+T = TypeVar("T")
 
 
 def sqlite_module() -> ModuleType:
@@ -139,20 +148,15 @@ class Database:
         other arm of a hybrid search, or on a one-core machine, the statements run one after
         another here."""
         sibling = await self.beside() if len(statements) > 1 else self
-        if sibling is self or sibling._running:  # busy with another arm's search: wait here
-            return [await self.fetchall(sql, params) for sql, params in statements]
+        if sibling._running:  # busy with another arm's search: wait here
+            sibling = self
         results: list[list[tuple[Any, ...]]] = [[] for _ in statements]
-        queue = iter(enumerate(statements))  # each worker takes the next statement left
 
-        async def drain(db: Database) -> None:
-            for i, (sql, params) in queue:
-                results[i] = await db.fetchall(sql, params)
+        async def read(db: Database, item: tuple[int, tuple[str, Sequence[Any]]]) -> None:
+            i, (sql, params) = item
+            results[i] = await db.fetchall(sql, params)
 
-        # gather, not a task group: the first error surfaces as itself, not in a group.
-        outcomes = await asyncio.gather(drain(self), drain(sibling), return_exceptions=True)
-        for outcome in outcomes:
-            if isinstance(outcome, BaseException):
-                raise outcome
+        await share_work((self, sibling), enumerate(statements), read)
         return results
 
     async def beside(self) -> Database:
@@ -276,6 +280,28 @@ class Database:
             sibling, self._sibling = self._sibling, None
             await sibling.close()
         await self.conn.close()
+
+
+async def share_work(
+    connections: tuple[Database, Database],
+    items: Iterable[T],
+    work: Callable[[Database, T], Awaitable[None]],
+) -> None:
+    """``work`` on every item, on both connections at once (one when they are the same): each
+    takes the next item left, so a slow one does not hold the other up. The first error
+    surfaces as itself (gather, not a task group, which would wrap it), after both stop."""
+    queue = iter(items)
+
+    async def drain(db: Database) -> None:
+        for item in queue:
+            await work(db, item)
+
+    first, second = connections
+    workers = [drain(first)] if second is first else [drain(first), drain(second)]
+    outcomes = await asyncio.gather(*workers, return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
 
 
 def _busy(err: BaseException) -> bool:

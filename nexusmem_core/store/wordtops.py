@@ -35,12 +35,13 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 import weakref
 from collections import defaultdict
 from dataclasses import dataclass
 
 from ..retrieval.query import quote_term
-from .db import Database
+from .db import Database, share_work
 from .fts import PATHS_WEIGHT, TITLE_WEIGHT, Candidate
 from .nodes import NODE_COLUMNS
 
@@ -182,8 +183,6 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
     read first, so a concurrent sync's rows are simply live for the next refresh. The lists are
     then written in one short transaction.
     """
-    import time
-
     started = time.perf_counter()
     before = await db.fetchone(_STATE_SQL) or (0, 0.0, 0, 0, 0, 0)
     upto, seen_avgdl, high, seen, tail, _ = before
@@ -191,7 +190,7 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
         return None
     rows, avgdl = await _averages(db)
     common = await _common_tokens(db)
-    listed = {t: (h, r, f) for t, h, r, f in await db.fetchall("select * from word_top_tokens")}
+    listed = dict(await db.fetchall("select token, floor from word_top_tokens"))  # token: floor
     anew = not seen_avgdl or abs(avgdl / seen_avgdl - 1) > DRIFT
     if anew:  # every list scored again, from the whole index
         upto, listed = 0, {}
@@ -219,9 +218,10 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
         mine = late_tokens.get(token)
         if mine:
             statements.append((token, f"rowid in ({','.join('?' * len(mine))})", tuple(mine)))
-    floors = {t: listed[t][2] if t in listed and t not in again else 0.0 for t in common}
+    floors = {t: listed.get(t, 0.0) if t not in again else 0.0 for t in common}
+    kept_set = set(kept)
     folded = 0
-    # What they find goes to a temp table as it comes, not into this process's memory: 490
+    # What they find goes to a temp table as it comes, not into this process's memory: 502
     # lists of 1,000 rows at 500k nodes. Two statements at a time, on this connection and on
     # a reader of its own.
     await db.execute(
@@ -229,32 +229,26 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
         "(token text not null, weight real not null, seq integer not null)"
     )
     await db.execute("delete from temp.nexusmem_fold")
-    queue = iter(statements)
 
-    async def drain(conn: Database) -> None:
+    async def score(conn: Database, statement: tuple[str, str, tuple[object, ...]]) -> None:
         nonlocal folded
-        for token, where, args in queue:
-            found = await conn.fetchall(
-                _SCORE_SQL.format(where=where), (quote_term(common[token][1]), *args, KEEP + 1)
-            )
-            scale = idf(rows, common[token][0])
-            weighed = [(int(seq), float(score) / scale) for seq, score in found]
-            if len(weighed) > KEEP:  # the statement's best row left out: none below is kept
-                floors[token] = max(floors[token], weighed[KEEP][1])
-                weighed = weighed[:KEEP]
-            folded += len(weighed) if token in kept_set else 0
-            await db.executemany(
-                "insert into temp.nexusmem_fold values (?, ?, ?)",
-                [(token, w, seq) for seq, w in weighed],
-            )
+        token, where, args = statement
+        found = await conn.fetchall(
+            _SCORE_SQL.format(where=where), (quote_term(common[token][1]), *args, KEEP + 1)
+        )
+        scale = idf(rows, common[token][0])
+        weighed = [(int(seq), float(score) / scale) for seq, score in found]
+        if len(weighed) > KEEP:  # the statement's best row left out: none below it is kept
+            floors[token] = max(floors[token], weighed[KEEP][1])
+            weighed = weighed[:KEEP]
+        folded += len(weighed) if token in kept_set else 0
+        await db.executemany(
+            "insert into temp.nexusmem_fold values (?, ?, ?)",
+            [(token, w, seq) for seq, w in weighed],
+        )
 
-    kept_set = set(kept)
     async with db.reader() as other:
-        workers = [drain(db)] if other is db else [drain(db), drain(other)]
-        outcomes = await asyncio.gather(*workers, return_exceptions=True)
-    for outcome in outcomes:
-        if isinstance(outcome, BaseException):
-            raise outcome
+        await share_work((db, other), statements, score)
 
     async with db.transaction():
         if await db.fetchone(_STATE_SQL) != before:
