@@ -159,10 +159,12 @@ _RATIONALE = re.compile(
 )
 
 
-def _doc_signal(path: str, heading: str, text: str) -> float:
+def _doc_signal(path: str, heading: str, text: str, release: bool = False) -> float:
+    """A changelog's release section is a record of what shipped, as strong as a section of
+    the docs; the rest of a changelog (its preamble, its link list) is weak."""
     name = path.rsplit("/", 1)[-1].lower()
     signal = 0.5
-    if name.startswith(("changelog", "history", "changes", "news")):
+    if not release and name.startswith(("changelog", "history", "changes", "news")):
         signal = 0.3
     elif name.startswith("readme"):
         signal = 0.55
@@ -187,10 +189,10 @@ def doc_nodes(project_id: str, doc: DocFile, ts: int | None, max_chars: int) -> 
                 kind="doc_section",
                 source="docs",
                 ref=f"{doc.path}#{heading}",
-                title=f"{doc.path} — {heading}",
+                title=f"{doc.path} — {redact(section.label) or heading}",
                 body=body,
-                ts=ts,
-                signal=_doc_signal(doc.path, heading, section.text),
+                ts=section.ts or ts,  # a release is dated by its release, not its last edit
+                signal=_doc_signal(doc.path, heading, section.text, release=bool(section.label)),
                 provenance="authored",
                 grp=doc.path,
                 files=[doc.path],

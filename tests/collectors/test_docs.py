@@ -71,3 +71,52 @@ def test_empty_sections_are_dropped_and_dispatch_is_by_extension():
     assert parse_sections("a.md", "# Only a heading\n") == []
     assert parse_sections("docs/x.rst", "Title\n=====\n\nBody.\n")[0].heading == "Title"
     assert parse_sections("docs/x.markdown", "# T\n\nBody\n")[0].heading == "T"
+
+
+def test_setext_headings_split_like_atx_ones():
+    text = "Intro\n\nInstall\n=======\n\nRun it.\n\nUsage\n-----\n\nCall it.\n"
+    sections = parse_markdown(text, "README.md")
+    assert [(s.heading, s.level, s.text) for s in sections] == [
+        ("README.md", 0, "Intro"),
+        ("Install", 1, "Run it."),
+        ("Usage", 2, "Call it."),
+    ]
+
+
+def test_a_rule_under_a_paragraph_or_a_list_is_not_a_heading():
+    text = "# T\n\nfirst line\nlast line\n---\n\n- item\n---\n\n---\nfront: matter\n---\n"
+    sections = parse_markdown(text, "a.md")
+    assert [s.heading for s in sections] == ["T"]
+    assert "last line\n---" in sections[0].text and "- item\n---" in sections[0].text
+
+
+def test_html_headings_over_several_lines():
+    text = '<h3 name="config">\nDoes it read a config file?\n</h3>\n\nYes.\n\n<h2>\nnever closed\n'
+    sections = parse_markdown(text + "\n" * 6 + "tail\n", "FAQ.md")
+    assert [(s.heading, s.level) for s in sections] == [("Does it read a config file?", 3)]
+    assert "never closed" in sections[0].text
+
+
+def test_a_changelog_is_one_section_per_release_with_its_version_and_date():
+    text = (
+        "# Changelog\n\nAll notable changes.\n\n"
+        "## [1.7.9](https://example.com/compare/v1.7.8...v1.7.9) (2024-12-04)\n\n"
+        "### Bug Fixes\n\n* fix the proxy\n\n### Reverts\n\n* undo the agent change\n\n"
+        "## 0.28.1 (6th December, 2024)\n\n* Fix SSL case.\n"
+    )
+    sections = parse_sections("CHANGELOG.md", text)
+    assert [s.label for s in sections] == ["", "1.7.9 (2024-12-04)", "0.28.1 (2024-12-06)"]
+    release = sections[1]
+    assert "Bug Fixes\n* fix the proxy" in release.text and "undo the agent change" in release.text
+    assert release.ts == 1733270400  # 2024-12-04 UTC, the release's own date
+
+
+def test_rst_and_setext_changelogs_date_a_release_from_its_first_lines():
+    rst = "Version 3.1.0\n-------------\n\nReleased 2024-11-01\n\n-   Limit fields.\n"
+    (release,) = parse_sections("CHANGES.rst", rst)
+    assert release.label == "3.1.0 (2024-11-01)" and "Limit fields" in release.text
+    setext = "TBD\n===\nNothing yet.\n\n15.0.0 (2025-10-15)\n===================\nBig one.\n"
+    assert [s.label for s in parse_sections("CHANGELOG.md", setext)] == [
+        "Unreleased",
+        "15.0.0 (2025-10-15)",
+    ]
