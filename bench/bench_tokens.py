@@ -324,12 +324,8 @@ async def run_fixture(args: argparse.Namespace) -> str:
     now = eval_run.last_commit_ts(repo) + 86_400
     async with open_engine(settings, repo, create=True) as engine:
         await handlers.sync(engine, **sync_kw)
-        saved = handlers.time
-        handlers.time = eval_run.FrozenTime(float(now))  # type: ignore[attr-defined]
-        try:
-            rows = await measure(engine, repo, queries, args.budget, search_kw)
-        finally:
-            handlers.time = saved  # type: ignore[attr-defined]
+        search_kw["now"] = float(now)  # the ranker's clock at the fixture's present
+        rows = await measure(engine, repo, queries, args.budget, search_kw)
     title = f"evaluation fixture ({info['commits']} commits), bm25"
     return render(rows, title, args.budget, args.rows, by_kind=True)
 

@@ -2,36 +2,25 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .chains import chain_counts, follow
+from .chains import chain_counts
 from .collectors.git import RepoInfo
 from .config import ProjectConfig, Settings
-from .embed import EmbedUnavailableError
 from .engine import Engine, ensure_workspace, open_engine, read_project
-from .errors import NexusMemError, StoreError, UsageError
+from .errors import UsageError
 from .files import obstacle
-from .models import SearchResponse, SearchResult, Status, SyncReport
+from .models import SearchResponse, Status, SyncReport
 from .paths import DB_FILE, workspace_dir
 from .precheck import PrecheckReport
 from .registry import check_entry, load_registry, register_project, remove_projects
-from .retrieval.cjk import excerpt_terms, has_cjk
-from .retrieval.fuse import PROJECT_RRF_K, rrf
-from .retrieval.pack import Packer, display_title, format_date, pack, preview_row
-from .retrieval.query import query_terms
-from .retrieval.rank import prior_factor
-from .retrieval.words import word_candidates
+from .retrieval.pack import display_title, format_date, preview_row
 from .store import vectors
-from .store.db import DB_ERRORS, Database
 from .store.fts import (
     Candidate,
-    candidates_by_seq,
-    cjk_candidates,
-    load_bodies,
 )
 from .store.nodes import NODE_COLUMNS, get_cursor, upsert_project
 
@@ -77,12 +66,6 @@ __all__ = [
     "status",
     "sync",
 ]
-
-CANDIDATES = 100
-BODY_CHUNK = 50
-# What ends a vector scan without ending the search: SQLite's errors (sqlite-vec's exact
-# scan), or the approximate one's (store/sketches.py), e.g. a query of another dimension.
-SCAN_ERRORS: tuple[type[Exception], ...] = (*DB_ERRORS, StoreError)
 
 
 async def sync(engine: Engine, *, auto: bool = False, **options: Any) -> SyncReport:
@@ -136,215 +119,24 @@ async def init_project(settings: Settings, path: Path) -> tuple[Path, list[str]]
 # -------------------------------------------------------------------------------------- search
 
 
-async def _lexical(
-    db: Database, pid: str, query: str, as_of: int | None, k: int
-) -> list[Candidate]:
-    """BM25 candidates; for a query with CJK text, fused by rank with the trigram index's
-    (retrieval/cjk.py), since the word index reads a CJK run as one token."""
-    words = await word_candidates(db, query_terms(query), pid, CANDIDATES, as_of)
-    if not has_cjk(query):
-        return words
-    pieces = await cjk_candidates(db, query, pid, CANDIDATES, as_of)
-    if not words:
-        return pieces
-    fused = rrf({"bm25": words, "cjk": pieces}, k)[:CANDIDATES]
-    for c in fused:  # both are the lexical arm; which index found it is not the user's concern
-        c.arms = ["bm25"]
-    return fused
-
-
-def _excerpt_terms(query: str) -> list[str]:
-    """What an excerpt looks for in a line: the query's words, and pieces of its CJK runs."""
-    return query_terms(query) + (excerpt_terms(query) if has_cjk(query) else [])
-
-
-def parse_as_of(text: str | None) -> int | None:
-    """``--as-of``: a date (the end of that day, local time) or a date and time, as unix
-    seconds; None for None. An unreadable date is a one-line error."""
-    if text is None:
-        return None
-    import datetime as dt
-
-    value = text.strip()
-    try:
-        if len(value) == 10:
-            day = dt.date.fromisoformat(value)
-            moment = dt.datetime.combine(day, dt.time(23, 59, 59))
-        else:
-            moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        return int(moment.timestamp())  # a naive value is local time
-    except (ValueError, OverflowError, OSError):
-        raise UsageError(
-            f"--as-of: {text!r} is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]"
-        ) from None
-
-
-async def _installed(db: Database, pid: str) -> int | None:
-    """When NexusMem started recording this repository: its first sync."""
-    row = await db.fetchone("select created_at from projects where id = ?", (pid,))
-    return int(row[0]) if row and row[0] is not None else None
-
-
-def _capture(candidates: list[Candidate], installed: int | None) -> None:
-    """How each event reached memory: as it happened (after set-up), imported from before,
-    or from a source that does not say when (a history file without timestamps)."""
-    for c in candidates:
-        if c.ts is None:
-            c.capture = "origin-unknown"
-        elif installed is not None and c.ts >= installed:
-            c.capture = "post-install"
-        else:
-            c.capture = "backfilled"
-
-
-async def _semantic(
-    engine: Engine, query: str, as_of: int | None = None
-) -> tuple[list[Candidate], str]:
-    """The vector arm's candidates, nearest first, and what became of it ("used" or why not)."""
-    embedder = engine.embedder(for_query=True)
-    if embedder is None:
-        return [], "off"
-    if not await vectors.has_vectors(engine.db, embedder.model):
-        return [], f"off: nothing embedded with {embedder.model} yet (run `nexusmem sync`)"
-    try:
-        (query_vector,) = await embedder.embed([query])
-    except EmbedUnavailableError as err:
-        return [], f"skipped: {err}"
-    depth = CANDIDATES if as_of is None else CANDIDATES * 4  # later records are dropped below
-    try:
-        # On the second connection when there is one: it runs beside the word arm's statements.
-        scan = await engine.db.beside()
-        hits = await vectors.knn(scan, engine.project_id, query_vector, depth)
-    except SCAN_ERRORS as err:  # e.g. a query vector of another dimension than the stored ones
-        return [], f"skipped: {err}; run `nexusmem sync` to re-embed"
-    # Vectors are keyed by row number, and a rebuild gives row numbers to other nodes: until
-    # the vectors are made again, a row's vector may be another node's text. Only a vector
-    # made from the node's current content speaks for it.
-    own = await vectors.embedded_among(engine.db, embedder.model, [seq for seq, _ in hits])
-    found = await candidates_by_seq(engine.db, [seq for seq, _ in hits if seq in own])
-    ordered = [found[seq] for seq, _ in hits if seq in found]
-    if as_of is not None:
-        ordered = [c for c in ordered if c.created_at <= as_of][:CANDIDATES]
-    return ordered, "used"
-
-
-async def _neutral_when_unembedded(engine: Engine, lexical: list[Candidate], k: int) -> None:
-    """A node with no vector yet (embedding pending, or it failed) cannot be found by the
-    vector arm; missing evidence is not evidence against it. Its BM25 rank stands in for the
-    vector rank it would have had, so a half-embedded corpus does not bury what is pending.
-
-    Measured on the labelled set with 128 of 644 nodes embedded: without this, every failed
-    command (none embedded yet) fell out of the top 10.
-    """
-    embedder = engine.embedder(for_query=True)
-    if embedder is None:
-        return
-    have = await vectors.embedded_among(engine.db, embedder.model, [c.seq for c in lexical])
-    for rank, c in enumerate(lexical, start=1):
-        if c.seq not in have:
-            c.relevance += 1.0 / (k + rank)
-
-
-async def _ranked(
-    engine: Engine, query: str, vector: bool, as_of: int | None = None
-) -> tuple[list[Candidate], str]:
-    """One project's candidates scored with the priors, best first, and the vector arm's fate.
-
-    BM25 alone keeps BM25's own relevance; with the vector arm the two lists are fused by rank.
-    ``as_of`` keeps only what was recorded by then, on both arms.
-    """
-    k = engine.config.retrieval.fusion_k
-    semantic: list[Candidate] = []
-    used = "off"
-    if vector:  # the arms at once: the vector arm waits on Ollama, then scans on a second core
-        words, nearest = await asyncio.gather(
-            _lexical(engine.db, engine.project_id, query, as_of, k),
-            _semantic(engine, query, as_of),
-            return_exceptions=True,  # neither is left running when the other fails
-        )
-        if isinstance(words, BaseException):
-            raise words
-        if isinstance(nearest, BaseException):
-            raise nearest
-        lexical, (semantic, used) = words, nearest
-    else:
-        lexical = await _lexical(engine.db, engine.project_id, query, as_of, k)
-    candidates = rrf({"bm25": lexical, "vector": semantic}, k) if semantic else lexical
-    if semantic:
-        await _neutral_when_unembedded(engine, lexical, k)
-        candidates.sort(key=lambda c: c.relevance, reverse=True)
-    if engine.config.retrieval.import_expansion:
-        from .retrieval.imports import expand
-
-        candidates = await expand(engine.db, engine.project_id, query, candidates)
-    now = time.time()
-    for c in candidates:
-        c.score = c.relevance * prior_factor(
-            c.signal, c.ts, c.provenance, c.trust, c.superseded, now
-        )
-    candidates.sort(key=lambda c: c.score, reverse=True)
-    candidates = await follow(engine.db, candidates, as_of)
-    _capture(candidates, await _installed(engine.db, engine.project_id))
-    return candidates, used
-
-
-def _response(
-    query: str,
-    budget: int,
-    candidates: list[Candidate],
-    results: list[SearchResult],
-    names: dict[str, str],
-    all_projects: bool,
-) -> SearchResponse:
-    return SearchResponse(
-        query=query,
-        budget=budget,
-        tokens_used=sum(r.tokens for r in results),
-        matched=len(candidates),
-        results=results,
-        all_projects=all_projects,
-        projects=sorted(names.values()),
-    )
-
-
-def _check_query(query: str, budget: int | None) -> None:
-    if not query.strip():
-        raise UsageError("query: give some text to search for")
-    if budget is not None and not 50 <= budget <= 200_000:
-        raise UsageError("--budget: must be between 50 and 200000 tokens")
-
-
 async def search(
     engine: Engine,
     query: str,
     budget: int | None = None,
     vector: bool = True,
     as_of: str | None = None,
+    now: float | None = None,
 ) -> SearchResponse:
     """Rank this repository's memory against ``query`` and pack the best into ``budget``.
 
     ``vector=False`` forces BM25 alone; otherwise the vector arm joins when it can. ``as_of``
-    (a date) reads memory as it was then: only nodes recorded at or before it.
+    (a date) reads memory as it was then: only nodes recorded at or before it. ``now`` is the
+    moment recency is measured from (the clock by default). The pipeline is
+    ``retrieval/search.py``.
     """
-    _check_query(query, budget)
-    moment = parse_as_of(as_of)
-    budget = budget or engine.config.retrieval.budget
-    candidates, used = await _ranked(engine, query, vector, moment)
-    names = {engine.project_id: engine.repo.name}
-    packer = Packer(budget, engine.config.retrieval.sibling_cap, _excerpt_terms(query), names)
-    # Bodies (patches up to maxBodyChars) are read a few at a time, only until the budget
-    # is full: most of the 100 candidates never get a look.
-    for start in range(0, len(candidates), BODY_CHUNK):
-        chunk = candidates[start : start + BODY_CHUNK]
-        await load_bodies(engine.db, chunk)
-        for c in chunk:
-            if not packer.full:
-                packer.offer(c)
-        if packer.full:
-            break
-    response = _response(query, budget, candidates, packer.chosen, names, all_projects=False)
-    response.vector = used
-    return response
+    from .retrieval.search import search as run_search
+
+    return await run_search(engine, query, budget, vector, as_of, now)
 
 
 async def search_all(
@@ -353,44 +145,12 @@ async def search_all(
     budget: int | None = None,
     vector: bool = True,
     as_of: str | None = None,
+    now: float | None = None,
 ) -> SearchResponse:
-    """Search every registered repository; fuse them by rank within each project.
+    """Search every registered repository, each project's list fused by rank."""
+    from .retrieval.search import search_all as run_search_all
 
-    A BM25 score means different things in a 50-node and a 50,000-node database, so each
-    project's ranked list contributes 1/(k + rank) (reciprocal rank fusion, k = 60). A database
-    that is missing or unreadable is reported in ``skipped`` and passed over.
-    """
-    _check_query(query, budget)
-    moment = parse_as_of(as_of)
-    budget = budget or 2000
-    fused: list[Candidate] = []
-    names: dict[str, str] = {}
-    skipped: list[str] = []
-    for entry in load_registry(settings.home):
-        found = check_entry(entry)
-        if found.state != "ok":  # not there (an unmounted disk?), or not a database
-            skipped.append(f"{entry.root}: {found.reason}")
-            continue
-        try:
-            async with open_engine(settings, Path(entry.root), read_only=True) as engine:
-                names[engine.project_id] = engine.repo.name
-                # Chains come from the database of the project that found them (in _ranked).
-                ranked, _ = await _ranked(engine, query, vector, moment)
-                ranked = ranked[: CANDIDATES + 20]
-                await load_bodies(engine.db, ranked)
-        except NexusMemError as err:
-            skipped.append(f"{entry.root}: {err}")
-            continue
-        rank = 0
-        for c in ranked:
-            if not c.meta.get("fix_of"):
-                rank += 1  # a fix follows its failure at the failure's place
-            c.score = 1.0 / (PROJECT_RRF_K + rank)  # each project's list fused by rank
-            fused.append(c)
-    results = pack(fused, _excerpt_terms(query), budget, 2, names, tag_project=True)
-    response = _response(query, budget, fused, results, names, all_projects=True)
-    response.skipped = skipped
-    return response
+    return await run_search_all(settings, query, budget, vector, as_of, now)
 
 
 # -------------------------------------------------------------------------------------- status

@@ -95,6 +95,10 @@ async def sync(
         empty = not await db.fetchone("select 1 from nodes where project_id = ? limit 1", (pid,))
         async with deferred_index(db) if empty else contextlib.nullcontext():
             await _ingest(engine, report, since, progress)
+        if report.commits:
+            from .reverts import link_reverts
+
+            report.reverts = await link_reverts(db, engine.project_id)
         # After the index is built (a first sync or a rebuild defers it): the discussion
         # linker searches it for the conversations that discussed a failure.
         auto = engine.config.sources.agent.link_failures and (report.agent or report.conversation)

@@ -154,11 +154,21 @@ async def all_node_keys(engine: Any, subjects: dict[str, str]) -> set[str]:
 # ---------------------------------------------------------------------------------- metrics
 
 
+def answered(label: str, keys: set[str]) -> bool:
+    """A result answers a label that names it; a commit also answers the labels of its file
+    diffs, since search shows a commit and its diffs as one result (retrieval/group.py)."""
+    if label in keys:
+        return True
+    if label.startswith("diff:"):
+        return "commit:" + label[len("diff:") :].rsplit(":", 1)[0] in keys
+    return False
+
+
 def score_query(ranked: list[set[str]], relevant: list[str], k: int = K) -> dict[str, Any]:
     """Rank (1-based, None past the list) of each label, first-hit rank, recalls."""
     ranks: dict[str, int | None] = {}
     for label in relevant:
-        ranks[label] = next((i for i, keys in enumerate(ranked, 1) if label in keys), None)
+        ranks[label] = next((i for i, keys in enumerate(ranked, 1) if answered(label, keys)), None)
     hits = [r for r in ranks.values() if r is not None]
     first = min(hits) if hits else None
     return {
@@ -223,19 +233,6 @@ def table(headers: list[str], rows: list[list[Any]]) -> str:
 
 
 # ---------------------------------------------------------------------------------- the run
-
-
-class FrozenTime:
-    """The ``time`` module, except that ``time()`` answers a fixed instant."""
-
-    def __init__(self, now: float) -> None:
-        self._now = now
-
-    def time(self) -> float:
-        return self._now
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(time, name)
 
 
 def make_settings(home: Path, mode: str, embed_model: str | None) -> Settings:
@@ -364,43 +361,35 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
                     file=sys.stderr,
                 )
 
-        frozen = hasattr(handlers, "time") and now is not None
-        if now is not None and not frozen:
-            print("warning: cannot freeze the ranker's clock", file=sys.stderr)
-        saved = getattr(handlers, "time", None)
+        if now is not None:
+            search_kw["now"] = float(now)  # the ranker's clock, frozen at the fixture's present
         rows: list[dict[str, Any]] = []
         vector_use: dict[str, int] = defaultdict(int)
         latencies = []
-        try:
-            if frozen:
-                handlers.time = FrozenTime(float(now))  # type: ignore[attr-defined]
-            for q in queries:
-                t0 = time.perf_counter()
-                response = await handlers.search(engine, q["query"], args.budget, **search_kw)
-                latencies.append((time.perf_counter() - t0) * 1000)
-                vector_use[str(getattr(response, "vector", "n/a"))] += 1
-                ranked = [result_keys(r.kind, r.ref, r.title, subjects) for r in response.results]
-                scored = score_query(ranked, q["relevant"])
-                top = [
-                    {"rank": i, "kind": r.kind, "key": max(keys, key=len), "score": r.score}
-                    for i, (r, keys) in enumerate(zip(response.results, ranked, strict=True), 1)
-                    if i <= K
-                ]
-                rows.append(
-                    {
-                        "query": q["query"],
-                        "kind": q["kind"],
-                        "relevant": q["relevant"],
-                        "packed": len(response.results),
-                        "matched": response.matched,
-                        **scored,
-                        "top": top,
-                        "_ranked": ranked,
-                    }
-                )
-        finally:
-            if frozen:
-                handlers.time = saved  # type: ignore[attr-defined]
+        for q in queries:
+            t0 = time.perf_counter()
+            response = await handlers.search(engine, q["query"], args.budget, **search_kw)
+            latencies.append((time.perf_counter() - t0) * 1000)
+            vector_use[str(getattr(response, "vector", "n/a"))] += 1
+            ranked = [result_keys(r.kind, r.ref, r.title, subjects) for r in response.results]
+            scored = score_query(ranked, q["relevant"])
+            top = [
+                {"rank": i, "kind": r.kind, "key": max(keys, key=len), "score": r.score}
+                for i, (r, keys) in enumerate(zip(response.results, ranked, strict=True), 1)
+                if i <= K
+            ]
+            rows.append(
+                {
+                    "query": q["query"],
+                    "kind": q["kind"],
+                    "relevant": q["relevant"],
+                    "packed": len(response.results),
+                    "matched": response.matched,
+                    **scored,
+                    "top": top,
+                    "_ranked": ranked,
+                }
+            )
 
     unused = sum(n for arm, n in vector_use.items() if arm != "used")
     if args.mode == "hybrid" and unused:

@@ -31,6 +31,7 @@ __all__ = [
 EXCERPT_LINES = 4
 EXCERPT_CHARS = 360
 DIFF_LINES = 12
+HUNK_LEAD = 2  # message lines shown above a commit's best hunk
 
 
 def estimate_tokens(text: str) -> int:
@@ -85,18 +86,21 @@ def _files_line(paths: str, shown: int = 4) -> str:
 def excerpt(candidate: Candidate, terms: Sequence[str]) -> str:
     """The few lines under a result's header that show why it matched."""
     body = candidate.body
+    hunk = candidate.hunk
     if candidate.kind == "file_diff":
-        lines = _diff_excerpt(body, terms)
-    else:
-        if candidate.kind == "git_commit":
-            # The subject is already the header; show the message body, else the files.
-            _, _, rest = body.partition("\n")
-            body = rest.strip() or _files_line(candidate.paths)
-        lines = [line.rstrip() for line in body.split("\n") if line.strip()]
-        lines = _window(lines, terms, EXCERPT_LINES)
+        return "\n".join(line[:200] for line in _diff_excerpt(body, terms))
+    if candidate.kind == "git_commit":
+        # The subject is already the header; show the message body, else the files.
+        _, _, rest = body.partition("\n")
+        body = rest.strip() or ("" if hunk else _files_line(candidate.paths))
+    lines = [line.rstrip() for line in body.split("\n") if line.strip()]
+    lines = _window(lines, terms, EXCERPT_LINES if hunk is None else HUNK_LEAD)
     text = "\n".join(line[:200] for line in lines)
-    if len(text) > EXCERPT_CHARS and candidate.kind != "file_diff":
+    if len(text) > EXCERPT_CHARS:
         text = text[:EXCERPT_CHARS].rstrip() + "..."
+    if hunk is not None and hunk.body:  # a commit shows its best-matching hunk too
+        shown = [f"{hunk.meta.get('path', '')}:", *_diff_excerpt(hunk.body, terms)]
+        text = "\n".join([*([text] if text else []), *(line[:200] for line in shown)])
     return text
 
 

@@ -8,8 +8,11 @@ OR-ed: BM25 already ranks documents that match more of them higher.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
-__all__ = ["MAX_TERMS", "fts_match", "query_terms", "quote_term"]
+from .cjk import excerpt_terms, has_cjk
+
+__all__ = ["MAX_TERMS", "Query", "fts_match", "parse_query", "query_terms", "quote_term"]
 
 MAX_TERMS = 24
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -44,3 +47,41 @@ def fts_match(text: str | list[str]) -> str | None:
     if not terms:
         return None
     return " OR ".join(quote_term(t) for t in terms)
+
+
+_CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query, parsed once; every stage of the pipeline reads this value.
+
+    ``terms`` are what the word index is asked for. An identifier (``paramsSerializer``) is
+    one of them as typed, which is how the index holds it; its parts (``params``,
+    ``serializer``) come after the query's own words, for the text that spells them apart.
+    ``excerpt_terms`` is what an excerpt looks for in a line (with pieces of CJK runs).
+    """
+
+    text: str
+    terms: list[str]
+    cjk: bool
+    excerpt_terms: list[str] = field(default_factory=list)
+
+
+def _identifier_parts(text: str) -> list[str]:
+    parts: list[str] = []
+    for word in _WORD.findall(text):
+        pieces = [p.lower() for p in _CAMEL.findall(word)]
+        if len(pieces) > 1 and not word.islower() and not word.isupper():
+            parts += [p for p in pieces if len(p) > 2 and p not in _STOP]
+    return parts
+
+
+def parse_query(text: str) -> Query:
+    """The one parse of the user's text."""
+    words = query_terms(text)
+    extra = [p for p in dict.fromkeys(_identifier_parts(text)) if p not in words]
+    terms = (words + extra)[: max(MAX_TERMS, len(words))]
+    cjk = has_cjk(text)
+    shown = words + (excerpt_terms(text) if cjk else [])
+    return Query(text=text, terms=terms, cjk=cjk, excerpt_terms=shown)

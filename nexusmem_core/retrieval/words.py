@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from ..store import wordtops
 from ..store.db import Database
-from ..store.fts import Candidate, bm25_each, term_counts
+from ..store.fts import Candidate, TermCounts, bm25_each, term_counts
 from .query import quote_term
 
 __all__ = ["EXACT_HITS", "MAX_MATCHED", "SPLIT_HITS", "all_of", "any_of", "word_candidates"]
@@ -52,12 +52,18 @@ def all_of(terms: list[str]) -> str:
 
 
 async def word_candidates(
-    db: Database, terms: list[str], project_id: str, limit: int, as_of: int | None = None
+    db: Database,
+    terms: list[str],
+    project_id: str,
+    limit: int,
+    as_of: int | None = None,
+    counts: TermCounts | None = None,
 ) -> list[Candidate]:
-    """The best ``limit`` nodes of one project for the query ``terms`` (see the module text)."""
+    """The best ``limit`` nodes of one project for the query ``terms`` (see the module text);
+    ``counts``, when the caller has read them already."""
     if not terms:
         return []
-    counts = await term_counts(db, terms)
+    counts = counts or await term_counts(db, terms)
     kept = counts.informative(terms)
     if len(kept) > MAX_MATCHED:
         matched = set(sorted(kept, key=lambda t: counts.hits[t])[:MAX_MATCHED])

@@ -25,6 +25,8 @@ __all__ = [
     "TermCounts",
     "bm25_candidates",
     "bm25_each",
+    "candidates_by_ref",
+    "candidates_by_seq",
     "cjk_candidates",
     "deferred_index",
     "load_bodies",
@@ -76,7 +78,8 @@ class Candidate:
     paths: str = ""
     seq: int = 0
     arms: list[str] = field(default_factory=list)
-    capture: str = ""  # post-install, backfilled or origin-unknown (see handlers._capture)
+    capture: str = ""  # post-install, backfilled or origin-unknown (see retrieval/search.py)
+    hunk: Candidate | None = None  # a commit's best-matching file diff (retrieval/group.py)
 
     @classmethod
     def from_row(
@@ -391,6 +394,21 @@ async def candidates_by_seq(db: Database, seqs: list[int]) -> dict[int, Candidat
     marks = ",".join("?" * len(seqs))
     rows = await db.fetchall(f"select {NODE_COLUMNS} from nodes n where n.seq in ({marks})", seqs)
     return {int(row[13]): Candidate.from_row(row, 0.0) for row in rows}
+
+
+async def candidates_by_ref(
+    db: Database, project_id: str, kind: str, refs: list[str], as_of: int | None = None
+) -> dict[str, Candidate]:
+    """Candidates of one kind by their references (a commit by its sha)."""
+    if not refs:
+        return {}
+    marks = ",".join("?" * len(refs))
+    rows = await db.fetchall(
+        f"select {NODE_COLUMNS} from nodes n where n.project_id = ? and n.kind = ? "
+        f"and n.ref in ({marks}) and n.created_at <= ?",
+        [project_id, kind, *refs, 2**62 if as_of is None else as_of],
+    )
+    return {row[3]: Candidate.from_row(row, 0.0) for row in rows}
 
 
 async def rebuild_cjk(db: Database) -> None:

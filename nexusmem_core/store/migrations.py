@@ -369,6 +369,24 @@ when new.seq <= (select upto from word_top_state) begin
 end;
 """
 
+# Reverts link a revert commit to the commit it undoes (nexusmem_core/reverts.py). SQLite cannot
+# widen a check constraint in place, so the links table is rebuilt, as in v6.
+_V12_REVERTS = """
+create table links_v12 (
+    src        text not null references nodes(id) on delete cascade,
+    dst        text not null references nodes(id) on delete cascade,
+    kind       text not null check (kind in ('retry', 'discussion', 'mentions', 'closes',
+                                              'reverts')),
+    project_id text not null,
+    created_at integer not null,
+    primary key (src, dst, kind)
+) without rowid;
+insert into links_v12 select src, dst, kind, project_id, created_at from links;
+drop table links;
+alter table links_v12 rename to links;
+create index links_dst on links(dst);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
@@ -381,6 +399,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (9, "sketches", _V9_SKETCHES),
     (10, "sign pages", _V10_SIGN_PAGES),
     (11, "word tops", _V11_WORD_TOPS),
+    (12, "reverts", _V12_REVERTS),
 ]
 
 

@@ -71,10 +71,11 @@ def test_token_estimate_counts_cjk_per_character():
     assert 20 <= estimate_tokens("x" * 80) <= 25
 
 
-async def test_diffs_of_one_commit_are_capped(engine: Engine, repo: Repo):
+async def test_the_diffs_of_one_commit_take_one_place(engine: Engine, repo: Repo):
     files = {f"src/mod{i}.py": f"TIMEOUT_BUDGET = {i}\n" for i in range(5)}
-    repo.commit("fix: tune timeouts everywhere", files)
+    sha = repo.commit("fix: tune timeouts everywhere", files)
     await handlers.sync(engine)
     response = await handlers.search(engine, "timeout budget")
-    diffs = [r for r in response.results if r.kind == "file_diff" and r.title.startswith("src/mod")]
-    assert len(diffs) == 2
+    refs = [r.ref for r in response.results]
+    assert refs.count(sha) == 1  # the commit, once, standing for its five diffs
+    assert not [r for r in refs if r.startswith(f"{sha}:")]

@@ -62,6 +62,7 @@ INGEST_CODE = (
     "nexusmem_core/store/migrations.py",
     "nexusmem_core/store/nodes.py",
     "nexusmem_core/models.py",
+    "nexusmem_core/reverts.py",
     "nexusmem_core/config.py",
 )
 # The baseline's own stop words: a common English list, not the engine's.
@@ -173,19 +174,6 @@ async def ensure_memory(name: str, clone: Path, home: Path, hybrid: bool, resync
                 print(f"{name}: embedded {report.embedded} node(s)", file=sys.stderr)
 
 
-class FrozenClock:
-    """The ``time`` module, except that ``time()`` answers a fixed instant."""
-
-    def __init__(self, now: float) -> None:
-        self._now = now
-
-    def time(self) -> float:
-        return self._now
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(time, name)
-
-
 async def engine_rankings(
     clone: Path, home: Path, queries: list[dict], hybrid: bool, budget: int
 ) -> tuple[list[list[str]], list[float]]:
@@ -196,18 +184,13 @@ async def engine_rankings(
     now = float(git(clone, "log", "-1", "--format=%ct").strip()) + 86_400
     rankings, latencies = [], []
     async with open_engine(settings_for(home, hybrid), clone, read_only=True) as engine:
-        saved = handlers.time
-        handlers.time = FrozenClock(now)  # type: ignore[assignment]
-        try:
-            for q in queries:
-                started = time.perf_counter()
-                response = await handlers.search(engine, q["query"], budget, vector=hybrid)
-                latencies.append((time.perf_counter() - started) * 1000)
-                if hybrid and response.vector != "used":
-                    raise SystemExit(f"{q['id']}: vector arm {response.vector}")
-                rankings.append([r.ref for r in response.results])
-        finally:
-            handlers.time = saved  # type: ignore[assignment]
+        for q in queries:
+            started = time.perf_counter()
+            response = await handlers.search(engine, q["query"], budget, vector=hybrid, now=now)
+            latencies.append((time.perf_counter() - started) * 1000)
+            if hybrid and response.vector != "used":
+                raise SystemExit(f"{q['id']}: vector arm {response.vector}")
+            rankings.append([r.ref for r in response.results])
     return rankings, latencies
 
 

@@ -1,0 +1,33 @@
+"""The lexical arm: BM25 over the word index, the trigram index for CJK runs, then coverage."""
+
+from __future__ import annotations
+
+from ..store.db import Database
+from ..store.fts import Candidate, cjk_candidates, term_counts
+from .coverage import cover
+from .fuse import rrf
+from .query import Query
+from .words import word_candidates
+
+__all__ = ["lexical_candidates"]
+
+
+async def lexical_candidates(
+    db: Database, pid: str, query: Query, limit: int, as_of: int | None, k: int
+) -> list[Candidate]:
+    """BM25 candidates, best first, weighed by coverage (retrieval/coverage.py); for a query
+    with CJK text, fused by rank with the trigram index's, since the word index reads a CJK
+    run as one token."""
+    counts = await term_counts(db, query.terms) if query.terms else None
+    words = await word_candidates(db, query.terms, pid, limit, as_of, counts)
+    if counts is not None and not query.cjk:
+        await cover(db, query.terms, counts, words)
+    if not query.cjk:
+        return words
+    pieces = await cjk_candidates(db, query.text, pid, limit, as_of)
+    if not words:
+        return pieces
+    fused = rrf({"bm25": words, "cjk": pieces}, k)[:limit]
+    for c in fused:  # both are the lexical arm; which index found it is not the user's concern
+        c.arms = ["bm25"]
+    return fused

@@ -1,0 +1,58 @@
+"""A revert and the commit it undoes come as a pair: the second right after the first.
+
+"Did we ever try X?" is answered by both: what was tried, and that (and often why) it was
+undone. Whichever of the two ranks first brings the other to the place after it, at its own
+score; one that ranked higher on its own stays where it was.
+"""
+
+from __future__ import annotations
+
+from ..reverts import REVERTS
+from ..store.db import Database
+from ..store.fts import Candidate
+from ..store.nodes import NODE_COLUMNS
+
+__all__ = ["pair_reverts"]
+
+
+async def pair_reverts(
+    db: Database, ranked: list[Candidate], as_of: int | None = None
+) -> list[Candidate]:
+    """``ranked`` with each commit's revert partner right after it (see the module text)."""
+    ids = [c.id for c in ranked if c.kind == "git_commit"]
+    if not ids:
+        return ranked
+    marks = ",".join("?" * len(ids))
+    links = await db.fetchall(
+        f"select src, dst from links where kind = ? and (src in ({marks}) or dst in ({marks}))",
+        [REVERTS, *ids, *ids],
+    )
+    if not links:
+        return ranked
+    partners: dict[str, list[str]] = {}
+    for src, dst in links:
+        partners.setdefault(src, []).append(dst)
+        partners.setdefault(dst, []).append(src)
+    known = {c.id: c for c in ranked}
+    wanted = sorted({p for ps in partners.values() for p in ps} - known.keys())
+    if wanted:
+        rows = await db.fetchall(
+            f"select {NODE_COLUMNS} from nodes n where n.id in ({','.join('?' * len(wanted))}) "
+            "and n.created_at <= ?",
+            [*wanted, 2**62 if as_of is None else as_of],
+        )
+        known.update({row[0]: Candidate.from_row(row, 0.0) for row in rows})
+    out: list[Candidate] = []
+    placed: set[str] = set()
+    for c in ranked:
+        if c.id in placed:
+            continue
+        out.append(c)
+        placed.add(c.id)
+        for partner_id in partners.get(c.id, []):
+            partner = known.get(partner_id)
+            if partner is not None and partner_id not in placed:
+                partner.score = min(partner.score, c.score) if partner.score else c.score
+                out.append(partner)
+                placed.add(partner_id)
+    return out

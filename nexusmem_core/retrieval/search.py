@@ -1,0 +1,254 @@
+"""The search pipeline, one stage a module, read top to bottom:
+
+    parse_query (query.py)       the text parsed once, into the Query every stage reads
+    lexical_candidates           BM25 (words.py), CJK trigrams, coverage (coverage.py)
+    semantic_candidates          the vector arm (semantic.py), at the same time
+    rrf (fuse.py)                the two arms fused by rank
+    expand (imports.py)          a named file's imports weigh in
+    prior_factor (rank.py)       signal and recency
+    group_commits (group.py)     a commit and its file diffs are one answer
+    pair_reverts (pairs.py)      a revert and the commit it undoes come together
+    follow (chains.py)           a failure and its fix come together
+    Packer (pack.py)             the best of it in the token budget
+
+``search`` serves one repository, ``search_all`` every registered one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..chains import follow
+from ..errors import NexusMemError, UsageError
+from ..models import SearchResponse, SearchResult
+from ..registry import check_entry, load_registry
+from ..store.fts import Candidate, load_bodies
+from .fuse import PROJECT_RRF_K, rrf
+from .group import group_commits
+from .lexical import lexical_candidates
+from .pack import Packer, pack
+from .pairs import pair_reverts
+from .query import Query, parse_query
+from .rank import prior_factor
+from .semantic import neutral_when_unembedded, semantic_candidates
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..engine import Engine
+
+__all__ = ["CANDIDATES", "parse_as_of", "ranked", "search", "search_all"]
+
+CANDIDATES = 100
+BODY_CHUNK = 50
+
+
+def parse_as_of(text: str | None) -> int | None:
+    """``--as-of``: a date (the end of that day, local time) or a date and time, as unix
+    seconds; None for None. An unreadable date is a one-line error."""
+    if text is None:
+        return None
+    import datetime as dt
+
+    value = text.strip()
+    try:
+        if len(value) == 10:
+            day = dt.date.fromisoformat(value)
+            moment = dt.datetime.combine(day, dt.time(23, 59, 59))
+        else:
+            moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return int(moment.timestamp())  # a naive value is local time
+    except (ValueError, OverflowError, OSError):
+        raise UsageError(
+            f"--as-of: {text!r} is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]"
+        ) from None
+
+
+def check_query(text: str, budget: int | None) -> None:
+    if not text.strip():
+        raise UsageError("query: give some text to search for")
+    if budget is not None and not 50 <= budget <= 200_000:
+        raise UsageError("--budget: must be between 50 and 200000 tokens")
+
+
+async def _arms(
+    engine: Engine, query: Query, vector: bool, as_of: int | None
+) -> tuple[list[Candidate], list[Candidate], str]:
+    """Both arms' candidates, run at once: the vector arm waits on Ollama, then scans on a
+    second core, while the word arm runs."""
+    k = engine.config.retrieval.fusion_k
+    words = lexical_candidates(engine.db, engine.project_id, query, CANDIDATES, as_of, k)
+    if not vector:
+        return await words, [], "off"
+    lexical, nearest = await asyncio.gather(
+        words,
+        semantic_candidates(engine, query, CANDIDATES, as_of),
+        return_exceptions=True,  # neither is left running when the other fails
+    )
+    if isinstance(lexical, BaseException):
+        raise lexical
+    if isinstance(nearest, BaseException):
+        raise nearest
+    semantic, used = nearest
+    return lexical, semantic, used
+
+
+async def ranked(
+    engine: Engine,
+    query: Query,
+    vector: bool,
+    as_of: int | None = None,
+    now: float | None = None,
+) -> tuple[list[Candidate], str]:
+    """One project's candidates through every stage up to packing, best first, and what
+    became of the vector arm. ``as_of`` keeps only what was recorded by then, on both arms;
+    ``now`` is the moment recency is measured from (the clock by default)."""
+    db, pid, k = engine.db, engine.project_id, engine.config.retrieval.fusion_k
+    lexical, semantic, used = await _arms(engine, query, vector, as_of)
+    candidates = lexical
+    if semantic:  # BM25 alone keeps BM25's own relevance; two arms are fused by rank
+        candidates = rrf({"bm25": lexical, "vector": semantic}, k)
+        await neutral_when_unembedded(engine, lexical, k)
+        candidates.sort(key=lambda c: c.relevance, reverse=True)
+    if engine.config.retrieval.import_expansion:
+        from .imports import expand
+
+        candidates = await expand(db, pid, query.text, candidates)
+    moment = time.time() if now is None else now
+    for c in candidates:
+        c.score = c.relevance * prior_factor(
+            c.signal, c.ts, c.provenance, c.trust, c.superseded, moment
+        )
+    candidates.sort(key=lambda c: c.score, reverse=True)
+    candidates = await group_commits(db, pid, candidates, as_of)
+    candidates = await pair_reverts(db, candidates, as_of)
+    candidates = await follow(db, candidates, as_of)
+    _capture(candidates, await _installed(engine))
+    return candidates, used
+
+
+async def _installed(engine: Engine) -> int | None:
+    """When NexusMem started recording this repository: its first sync."""
+    row = await engine.db.fetchone(
+        "select created_at from projects where id = ?", (engine.project_id,)
+    )
+    return int(row[0]) if row and row[0] is not None else None
+
+
+def _capture(candidates: list[Candidate], installed: int | None) -> None:
+    """How each event reached memory: as it happened (after set-up), imported from before,
+    or from a source that does not say when (a history file without timestamps)."""
+    for c in candidates:
+        if c.ts is None:
+            c.capture = "origin-unknown"
+        elif installed is not None and c.ts >= installed:
+            c.capture = "post-install"
+        else:
+            c.capture = "backfilled"
+
+
+async def _with_bodies(engine: Engine, chunk: list[Candidate]) -> None:
+    """Bodies for a chunk about to be packed, with those of the commits' best diffs."""
+    await load_bodies(engine.db, [*chunk, *(c.hunk for c in chunk if c.hunk is not None)])
+
+
+def _response(
+    query: Query,
+    budget: int,
+    candidates: list[Candidate],
+    results: list[SearchResult],
+    names: dict[str, str],
+    all_projects: bool,
+) -> SearchResponse:
+    return SearchResponse(
+        query=query.text,
+        budget=budget,
+        tokens_used=sum(r.tokens for r in results),
+        matched=len(candidates),
+        results=results,
+        all_projects=all_projects,
+        projects=sorted(names.values()),
+    )
+
+
+async def search(
+    engine: Engine,
+    text: str,
+    budget: int | None = None,
+    vector: bool = True,
+    as_of: str | None = None,
+    now: float | None = None,
+) -> SearchResponse:
+    """Rank this repository's memory against ``text`` and pack the best into ``budget``."""
+    check_query(text, budget)
+    moment = parse_as_of(as_of)
+    budget = budget or engine.config.retrieval.budget
+    query = parse_query(text)
+    candidates, used = await ranked(engine, query, vector, moment, now)
+    names = {engine.project_id: engine.repo.name}
+    packer = Packer(budget, engine.config.retrieval.sibling_cap, query.excerpt_terms, names)
+    # Bodies (patches up to maxBodyChars) are read a few at a time, only until the budget
+    # is full: most of the 100 candidates never get a look.
+    for start in range(0, len(candidates), BODY_CHUNK):
+        chunk = candidates[start : start + BODY_CHUNK]
+        await _with_bodies(engine, chunk)
+        for c in chunk:
+            if not packer.full:
+                packer.offer(c)
+        if packer.full:
+            break
+    response = _response(query, budget, candidates, packer.chosen, names, all_projects=False)
+    response.vector = used
+    return response
+
+
+async def search_all(
+    settings: Settings,
+    text: str,
+    budget: int | None = None,
+    vector: bool = True,
+    as_of: str | None = None,
+    now: float | None = None,
+) -> SearchResponse:
+    """Search every registered repository; fuse them by rank within each project.
+
+    A BM25 score means different things in a 50-node and a 50,000-node database, so each
+    project's ranked list contributes 1/(k + rank) (reciprocal rank fusion, k = 60). A database
+    that is missing or unreadable is reported in ``skipped`` and passed over.
+    """
+    from ..engine import open_engine
+
+    check_query(text, budget)
+    moment = parse_as_of(as_of)
+    budget = budget or 2000
+    query = parse_query(text)
+    fused: list[Candidate] = []
+    names: dict[str, str] = {}
+    skipped: list[str] = []
+    for entry in load_registry(settings.home):
+        found = check_entry(entry)
+        if found.state != "ok":  # not there (an unmounted disk?), or not a database
+            skipped.append(f"{entry.root}: {found.reason}")
+            continue
+        try:
+            async with open_engine(settings, Path(entry.root), read_only=True) as engine:
+                names[engine.project_id] = engine.repo.name
+                # Chains come from the database of the project that found them.
+                best, _ = await ranked(engine, query, vector, moment, now)
+                best = best[: CANDIDATES + 20]
+                await _with_bodies(engine, best)
+        except NexusMemError as err:
+            skipped.append(f"{entry.root}: {err}")
+            continue
+        rank = 0
+        for c in best:
+            if not c.meta.get("fix_of"):
+                rank += 1  # a fix follows its failure at the failure's place
+            c.score = 1.0 / (PROJECT_RRF_K + rank)  # each project's list fused by rank
+            fused.append(c)
+    results = pack(fused, query.excerpt_terms, budget, 2, names, tag_project=True)
+    response = _response(query, budget, fused, results, names, all_projects=True)
+    response.skipped = skipped
+    return response

@@ -1,0 +1,73 @@
+"""Reverts: a commit that undoes another is linked to it (``reverts``), both ways readable.
+
+"Did we ever try X?" is answered by the attempt and its undoing together, and the revert's
+own text ("Revert "…"", "This reverts commit <sha>.") says little of why. Sync links each
+revert to the commit it names: by the sha in ``This reverts commit <sha>`` (git's own
+wording), else by the subject inside ``Revert "<subject>"`` (the newest earlier commit of
+that subject). Search then keeps the two together (retrieval/pairs.py).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from .store.db import Database
+
+__all__ = ["REVERTS", "link_reverts", "reverted"]
+
+REVERTS = "reverts"  # the links.kind
+_SHA = re.compile(r"\breverts? commit ([0-9a-f]{7,40})\b", re.IGNORECASE)
+_SUBJECT = re.compile(r'^Revert\s+"(.+)"\s*$', re.IGNORECASE)
+
+
+def reverted(subject: str, body: str) -> tuple[str | None, str | None]:
+    """What a commit message says it reverts: (a sha or its prefix, a subject); or Nones."""
+    found = _SHA.search(body)
+    named = _SUBJECT.match(subject.strip())
+    return (found.group(1).lower() if found else None, named.group(1) if named else None)
+
+
+async def link_reverts(db: Database, pid: str) -> int:
+    """Link every revert commit not linked yet to the commit it reverts; how many were."""
+    rows = await db.fetchall(
+        "select n.id, n.title, n.body, n.ts from nodes n where n.project_id = ? "
+        "and n.kind = 'git_commit' and (n.title like 'revert%' or n.body like '%reverts commit%') "
+        "and not exists (select 1 from links l where l.src = n.id and l.kind = ?)",
+        (pid, REVERTS),
+    )
+    now, linked = int(time.time()), 0
+    for node_id, title, body, ts in rows:
+        sha, subject = reverted(title, body or "")
+        target = await _target(db, pid, sha, subject, ts)
+        if target is None or target == node_id:
+            continue
+        await db.execute(
+            "insert into links (src, dst, kind, project_id, created_at) values (?, ?, ?, ?, ?) "
+            "on conflict do nothing",
+            (node_id, target, REVERTS, pid, now),
+        )
+        linked += 1
+    return linked
+
+
+async def _target(
+    db: Database, pid: str, sha: str | None, subject: str | None, ts: int | None
+) -> str | None:
+    if sha is not None:
+        row = await db.fetchone(
+            "select id from nodes where project_id = ? and source = 'git' and kind = 'git_commit' "
+            "and ref >= ? and ref < ? limit 1",
+            (pid, sha, sha + "g"),  # a prefix: every sha character sorts below 'g'
+        )
+        if row:
+            return str(row[0])
+    if subject:
+        row = await db.fetchone(
+            "select id from nodes where project_id = ? and kind = 'git_commit' and title = ? "
+            "and (ts <= ? or ? is null) order by ts desc limit 1",
+            (pid, subject, ts, ts),
+        )
+        if row:
+            return str(row[0])
+    return None

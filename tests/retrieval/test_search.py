@@ -1,0 +1,134 @@
+"""The search pipeline end to end on real git repositories: a commit is one answer, a revert
+comes with what it undid, and a row holding more of the question ranks first."""
+
+from __future__ import annotations
+
+from nexusmem_core import handlers
+from nexusmem_core.config import Settings
+from nexusmem_core.engine import open_engine
+from nexusmem_core.retrieval.query import parse_query
+
+from ..conftest import Repo
+
+
+async def _synced(settings: Settings, repo: Repo):
+    engine = open_engine(settings, repo.path, create=True)
+    eng = await engine.__aenter__()
+    report = await handlers.sync(eng, embed=False)
+    return engine, eng, report
+
+
+async def test_a_commit_and_its_diffs_are_one_result_showing_the_best_hunk(
+    settings: Settings, make_repo
+):
+    r: Repo = make_repo("grouped")
+    r.commit("feat: start", {"src/codec.py": "def decode(data):\n    return data\n"})
+    sha = r.commit(
+        "fix: empty bodies no longer fail",
+        {
+            "src/codec.py": "def decode(data):\n    if not data:  # zstandard frame missing\n"
+            "        return b''\n    return data\n",
+            "tests/test_codec.py": "def test_zstandard_empty():\n    assert decode(b'') == b''\n",
+        },
+    )
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        response = await handlers.search(engine, "zstandard frame missing", vector=False)
+    finally:
+        await cm.__aexit__(None, None, None)
+    refs = [res.ref for res in response.results]
+    assert refs[0] == sha
+    assert not [ref for ref in refs if ref.startswith(f"{sha}:")]  # no diff beside its commit
+    assert "zstandard frame missing" in response.results[0].summary  # the hunk is the excerpt
+
+
+async def test_a_revert_and_the_commit_it_undid_come_together(settings: Settings, make_repo):
+    r: Repo = make_repo("reverted")
+    tried = r.commit(
+        "Load plugins lazily on first use",
+        {"plugins.py": "LAZY = True\n"},
+    )
+    for i in range(5):
+        r.commit(f"docs: note {i} about plugins", {f"notes/{i}.md": f"# Note {i}\n\nplugins\n"})
+    undone = r.commit(
+        'Revert "Load plugins lazily on first use"\n\n'
+        f"This reverts commit {tried}.\n\nEntry points were missed on Windows.",
+        {"plugins.py": "LAZY = False\n"},
+    )
+    cm, engine, report = await _synced(settings, r)
+    try:
+        assert report.reverts == 1
+        response = await handlers.search(engine, "lazily plugins loading attempt", vector=False)
+    finally:
+        await cm.__aexit__(None, None, None)
+    refs = [res.ref for res in response.results]
+    first = min(refs.index(tried), refs.index(undone))
+    assert {refs[first], refs[first + 1]} == {tried, undone}
+
+
+async def test_a_revert_named_only_by_its_subject_is_linked(settings: Settings, make_repo):
+    r: Repo = make_repo("subject")
+    r.commit("Use a faster JSON parser", {"parse.py": "fast = 1\n"})
+    r.commit('Revert "Use a faster JSON parser"', {"parse.py": "fast = 0\n"})
+    r.commit('Revert "A commit that was never here"', {"parse.py": "fast = 2\n"})
+    cm, _, report = await _synced(settings, r)
+    await cm.__aexit__(None, None, None)
+    assert report.reverts == 1
+
+
+async def test_the_release_holding_every_change_asked_about_ranks_first(
+    settings: Settings, make_repo
+):
+    filler = "".join(f"- Internal change number {i} to the build scripts.\n" for i in range(300))
+    r: Repo = make_repo("released")
+    quokka = r.commit("Add the quokka parser\n\nA quokka reader.", {"src/quokka.py": "x = 1\n"})
+    zebra = r.commit("Add the zebra option\n\nA zebra switch.", {"src/zebra.py": "x = 1\n"})
+    r.commit(
+        "Write the changelog",
+        {
+            "CHANGES.md": "## Version 2.0.0\n\nReleased 2024-03-01\n\n"
+            "- Drop support for Python 3.6.\n- New zebra option.\n- A quokka parser.\n"
+            f"{filler}\n## Version 1.0.0\n\nReleased 2023-01-01\n\n- First release.\n"
+        },
+    )
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        response = await handlers.search(
+            engine, "which release dropped python 3.6 and added zebra and quokka?", vector=False
+        )
+    finally:
+        await cm.__aexit__(None, None, None)
+    refs = [res.ref for res in response.results]
+    # The section names all three changes; each commit one of them.
+    assert refs.index("CHANGES.md#Version 2.0.0") < min(refs.index(quokka), refs.index(zebra))
+    release = response.results[refs.index("CHANGES.md#Version 2.0.0")]
+    assert release.title.endswith("2.0.0 (2024-03-01)") and release.date == "2024-03-01"
+
+
+def test_an_identifier_is_searched_whole_and_by_its_parts():
+    query = parse_query("why does paramsSerializer drop nulls in HTTPServer")
+    assert query.terms[:4] == ["paramsserializer", "drop", "nulls", "httpserver"]
+    assert {"params", "serializer", "http", "server"} <= set(query.terms)
+    assert "params" not in query.excerpt_terms  # excerpts look for what was typed
+
+
+async def test_coverage_lifts_the_row_holding_every_rare_term_over_bm25s_short_rows(
+    settings: Settings, make_repo
+):
+    from nexusmem_core.retrieval.lexical import lexical_candidates
+    from nexusmem_core.retrieval.words import word_candidates
+
+    filler = "".join(f"Internal change number {i} to the build scripts.\n" for i in range(300))
+    r: Repo = make_repo("covered")
+    for word in ("quokka", "zebra", "wombat"):
+        r.commit(f"Add the {word} parser\n\nThe {word} reader reads {word} files.")
+    r.commit("docs", {"docs/all.md": f"# Everything\n\nquokka, zebra and wombat.\n\n{filler}"})
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        query = parse_query("quokka zebra wombat")
+        bm25 = await word_candidates(engine.db, query.terms, engine.project_id, 10)
+        covered = await lexical_candidates(engine.db, engine.project_id, query, 10, None, 10)
+    finally:
+        await cm.__aexit__(None, None, None)
+    assert bm25[0].kind == "git_commit"  # BM25 alone: a short row with one word, three times
+    assert covered[0].ref.endswith(("docs/all.md#Everything", ":docs/all.md"))  # section or diff
