@@ -66,7 +66,10 @@ def test_query_json_has_the_documented_shape(repo: Repo, home: Path):
     sha = repo.git("rev-parse", "HEAD~2").strip()  # the fix that raised the budget
     assert len(sha) == 40
     assert ("git_commit", sha) in refs
-    assert ("file_diff", f"{sha}:src/retry.py") in refs
+    # The commit stands for its file diffs: one result, its best hunk in the excerpt.
+    assert not [ref for kind, ref in refs if kind == "file_diff" and ref.startswith(sha)]
+    commit = next(r for r in data["results"] if r["ref"] == sha)
+    assert "src/retry.py:" in commit["summary"] and "RETRY_BUDGET = 5" in commit["summary"]
 
 
 def test_doc_refs_are_path_and_heading(repo: Repo, home: Path):

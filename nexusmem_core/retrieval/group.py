@@ -2,9 +2,11 @@
 
 A commit and the diffs of its files matched one query as separate results, so one commit
 could fill three of the ten places and push older commits (which have no diffs kept) out.
-Here each diff joins its commit: the commit stands at the best score of the two, with the
+Here each diff joins its commit: the commit stands at the best relevance of the two, with the
 best-matching diff as its ``hunk`` (the excerpt shows that hunk), and the places the diffs
 held go to other answers. A diff whose commit was not among the candidates brings it in.
+Grouping comes before the priors, so the unit is weighed as the commit is: its signal, its
+trust (a rejected commit is not lifted back by its own diff), its age.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ __all__ = ["group_commits"]
 async def group_commits(
     db: Database, pid: str, ranked: list[Candidate], as_of: int | None = None
 ) -> list[Candidate]:
-    """``ranked`` (best first) with every file diff folded into its commit; best first."""
+    """``ranked`` (by relevance) with every file diff folded into its commit; by relevance."""
     commits = {c.ref: c for c in ranked if c.kind == "git_commit"}
     missing = sorted({sha for c in ranked if (sha := _sha(c)) and sha not in commits})
     fetched = await candidates_by_ref(db, pid, "git_commit", missing, as_of)
@@ -34,13 +36,13 @@ async def group_commits(
             continue
         if sha not in commits:  # brought in by its diff, at the diff's place
             commits[sha] = commit
-            commit.score, commit.relevance, commit.arms = c.score, c.relevance, list(c.arms)
+            commit.relevance, commit.arms = c.relevance, list(c.arms)
             out.append(commit)
-        elif c.score > commit.score:
-            commit.score = c.score
-        if commit.hunk is None or c.score > commit.hunk.score:
+        elif c.relevance > commit.relevance:
+            commit.relevance = c.relevance
+        if commit.hunk is None or c.relevance > commit.hunk.relevance:
             commit.hunk = c
-    out.sort(key=lambda c: c.score, reverse=True)
+    out.sort(key=lambda c: c.relevance, reverse=True)
     return out
 
 

@@ -5,8 +5,8 @@
     semantic_candidates          the vector arm (semantic.py), at the same time
     rrf (fuse.py)                the two arms fused by rank
     expand (imports.py)          a named file's imports weigh in
-    prior_factor (rank.py)       signal and recency
     group_commits (group.py)     a commit and its file diffs are one answer
+    prior_factor (rank.py)       signal and recency
     pair_reverts (pairs.py)      a revert and the commit it undoes come together
     follow (chains.py)           a failure and its fix come together
     Packer (pack.py)             the best of it in the token budget
@@ -116,13 +116,13 @@ async def ranked(
         from .imports import expand
 
         candidates = await expand(db, pid, query.text, candidates)
+    candidates = await group_commits(db, pid, candidates, as_of)
     moment = time.time() if now is None else now
     for c in candidates:
         c.score = c.relevance * prior_factor(
             c.signal, c.ts, c.provenance, c.trust, c.superseded, moment
         )
     candidates.sort(key=lambda c: c.score, reverse=True)
-    candidates = await group_commits(db, pid, candidates, as_of)
     candidates = await pair_reverts(db, candidates, as_of)
     candidates = await follow(db, candidates, as_of)
     _capture(candidates, await _installed(engine))

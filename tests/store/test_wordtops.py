@@ -11,6 +11,7 @@ from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.models import Node
+from nexusmem_core.retrieval import search as pipeline
 from nexusmem_core.retrieval import words
 from nexusmem_core.store import wordtops
 from nexusmem_core.store.fts import Candidate, bm25_candidates
@@ -205,7 +206,7 @@ async def test_sync_makes_the_lists_and_a_search_reads_them(
         return found
 
     monkeypatch.setattr(wordtops, "best", counted)
-    monkeypatch.setattr(handlers, "CANDIDATES", 6)  # within the 8 rows a list keeps here
+    monkeypatch.setattr(pipeline, "CANDIDATES", 6)  # within the 8 rows a list keeps here
     repo = make_repo("widgets")
     for i in range(14):
         # Lengths differ from row to row, so no two score the same (ties could go either way).
