@@ -81,11 +81,15 @@ def _month_number(name: str) -> int:
 
 
 def release_label(heading: str, text: str) -> tuple[str, int | None]:
-    """A release's title (``1.7.9 (2024-12-04)``) and its date as unix seconds (UTC midnight),
-    read from the heading or else from the section's first lines (``Released 2022-03-28``)."""
+    """A release's title (``version 1.7.9, released 2024-12-04``: the words people ask with,
+    "which version", "what release", whatever the heading said) and its date as unix seconds
+    (UTC midnight), read from the heading or else from the section's first lines (``Released
+    2022-03-28``)."""
     version = version_of(heading) or _plain(heading)
+    if version == "Unreleased":
+        return "unreleased changes", None
     day = _date(_plain(heading)) or _date(text[:200])
     if day is None:
-        return version, None
+        return f"version {version}", None
     moment = dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
-    return f"{version} ({day.isoformat()})", int(moment.timestamp())
+    return f"version {version}, released {day.isoformat()}", int(moment.timestamp())

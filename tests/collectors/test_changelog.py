@@ -43,5 +43,5 @@ def test_release_headings(heading: str, version: str | None):
 
 
 def test_a_release_without_a_date_is_titled_by_its_version():
-    assert release_label("Version 8.5.0", "Unreleased\n\n- things") == ("8.5.0", None)
-    assert release_label("0.13.0 (May 22nd, 2020)", "")[0] == "0.13.0 (2020-05-22)"
+    assert release_label("Version 8.5.0", "Unreleased\n\n- things") == ("version 8.5.0", None)
+    assert release_label("0.13.0 (May 22nd, 2020)", "")[0] == "version 0.13.0, released 2020-05-22"

@@ -105,7 +105,11 @@ def test_a_changelog_is_one_section_per_release_with_its_version_and_date():
         "## 0.28.1 (6th December, 2024)\n\n* Fix SSL case.\n"
     )
     sections = parse_sections("CHANGELOG.md", text)
-    assert [s.label for s in sections] == ["", "1.7.9 (2024-12-04)", "0.28.1 (2024-12-06)"]
+    assert [s.label for s in sections] == [
+        "",
+        "version 1.7.9, released 2024-12-04",
+        "version 0.28.1, released 2024-12-06",
+    ]
     release = sections[1]
     assert "Bug Fixes\n* fix the proxy" in release.text and "undo the agent change" in release.text
     assert release.ts == 1733270400  # 2024-12-04 UTC, the release's own date
@@ -114,9 +118,9 @@ def test_a_changelog_is_one_section_per_release_with_its_version_and_date():
 def test_rst_and_setext_changelogs_date_a_release_from_its_first_lines():
     rst = "Version 3.1.0\n-------------\n\nReleased 2024-11-01\n\n-   Limit fields.\n"
     (release,) = parse_sections("CHANGES.rst", rst)
-    assert release.label == "3.1.0 (2024-11-01)" and "Limit fields" in release.text
+    assert release.label == "version 3.1.0, released 2024-11-01" and "Limit fields" in release.text
     setext = "TBD\n===\nNothing yet.\n\n15.0.0 (2025-10-15)\n===================\nBig one.\n"
     assert [s.label for s in parse_sections("CHANGELOG.md", setext)] == [
-        "Unreleased",
-        "15.0.0 (2025-10-15)",
+        "unreleased changes",
+        "version 15.0.0, released 2025-10-15",
     ]

@@ -102,7 +102,8 @@ async def test_the_release_holding_every_change_asked_about_ranks_first(
     # The section names all three changes; each commit one of them.
     assert refs.index("CHANGES.md#Version 2.0.0") < min(refs.index(quokka), refs.index(zebra))
     release = response.results[refs.index("CHANGES.md#Version 2.0.0")]
-    assert release.title.endswith("2.0.0 (2024-03-01)") and release.date == "2024-03-01"
+    assert release.title.endswith("version 2.0.0, released 2024-03-01")
+    assert release.date == "2024-03-01"
 
 
 def test_an_identifier_is_searched_whole_and_by_its_parts():
