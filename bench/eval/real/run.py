@@ -10,6 +10,7 @@ For each of the six corpora in ``../shared/corpora/`` (cloned once under ``bench
    so a re-run after a ranking change takes seconds. ``hybrid`` then embeds what has no vector
    (all-minilm through ``../shared/tools/ollama-shim/`` at ``OLLAMA_HOST``); the vectors are kept
    with the memory.
+   ``NEXUSMEM_EVAL_OUT`` puts the clones, memories and results elsewhere (two runs at once).
 2. Runs every question through ``handlers.search`` at ``--budget`` tokens, with the ranker's clock
    at the day after the repository's last commit (a repository in active use), and maps the
    packed results, in order, to their references.
@@ -42,7 +43,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 CORPORA = ROOT.parent / "shared" / "corpora"
-OUT = ROOT / "bench" / "out" / "real"
+OUT = Path(os.environ.get("NEXUSMEM_EVAL_OUT") or ROOT / "bench" / "out" / "real")
 K = 10
 KINDS = ("why", "broke", "recent", "howto", "release", "revert")
 ORIGINS = {
