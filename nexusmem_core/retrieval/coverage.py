@@ -1,4 +1,4 @@
-"""Coverage: how much of what a query asks for a candidate holds.
+"""Coverage: how much of what a query asks for a candidate holds, beyond chance.
 
 BM25 sums one score per term, each damped by the row's length. A question that names several
 things ("which release dropped X, added Y and fixed Z") is answered by the row that holds all
@@ -7,6 +7,13 @@ holding one rare word outscores it. So the word arm's relevance is multiplied by
 the query's information that a row holds, ``coverage ** POWER``, where a term's information is
 its IDF in this index: a word in many rows ("does", "still", "release" in a changelog-heavy
 repository) carries little, whatever any stop list says, and a rare one carries much.
+
+A long row holds many words by chance: a 3,000-word README section holds half of any
+question's words. So a term counts only by how much more it is there than a row of that
+length would hold it by chance: with the term in a share ``d`` of the rows and the row
+``L`` times the mean length, chance is ``1 - (1 - d) ** L``, and coverage is the IDF-weighted
+excess over chance, as a share of the most there could be. Measured on the real set (BM25
+MRR@10): no coverage 0.536, raw share 0.603, share beyond chance 0.638; POWER 1 over 0.5 and 2.
 
 A term in more than ``COVER_HITS`` rows is left out of the share (its IDF is small, and
 looking it up walks its whole doclist), as is a query of one informative term (the share
@@ -20,6 +27,7 @@ import math
 
 from ..store.db import Database
 from ..store.fts import Candidate, TermCounts
+from ..store.wordtops import row_averages, varints
 from .query import quote_term
 
 __all__ = ["COVER_HITS", "POWER", "cover"]
@@ -38,6 +46,15 @@ _HELD = (
     "select {i}, rowid from nodes_fts where nodes_fts match ? "
     "and rowid in (select value from json_each(?))"
 )
+
+
+async def _lengths(db: Database, seqs: str) -> dict[int, int]:
+    """Each row's length in tokens (title, body and paths), as FTS5 counted them."""
+    rows = await db.fetchall(
+        "select id, sz from nodes_fts_docsize where id in (select value from json_each(?))",
+        (seqs,),
+    )
+    return {seq: sum(varints(bytes(sz))) for seq, sz in rows}
 
 
 def idf(rows: int, hits: int) -> float:
@@ -59,11 +76,24 @@ async def cover(
     args: list[object] = []
     for term in names:
         args += [quote_term(term), seqs]
-    held: dict[int, float] = {}
+    held: dict[int, set[int]] = {}
     for i, seq in await db.fetchall(sql, args):
-        held[seq] = held.get(seq, 0.0) + weights[names[i]]
-    total = sum(weights.values())
-    factor = {c.seq: max(FLOOR, held.get(c.seq, 0.0) / total) ** POWER for c in candidates}
+        held.setdefault(seq, set()).add(i)
+    lengths = await _lengths(db, seqs)
+    _, mean = await row_averages(db)
+    density = [counts.hits[t] / max(1, counts.rows) for t in names]
+    factor = {}
+    for c in candidates:
+        # What a row of this length holds by chance is not evidence: a long section holds
+        # half a question's words whatever it is about. Coverage is what it holds beyond that.
+        scale = lengths.get(c.seq, mean) / mean if mean else 1.0
+        got = held.get(c.seq, set())
+        gain = room = 0.0
+        for i, (term, d) in enumerate(zip(names, density, strict=True)):
+            chance = 1 - (1 - d) ** scale
+            gain += weights[term] * ((i in got) - chance)
+            room += weights[term] * (1 - chance)
+        factor[c.seq] = max(FLOOR, gain / room if room > 0 else 0.0) ** POWER
     prose = [factor[c.seq] for c in candidates if c.kind not in COMMAND_KINDS]
     best = max(prose, default=1.0)
     for c in candidates:

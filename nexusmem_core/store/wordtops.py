@@ -188,7 +188,7 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
     upto, seen_avgdl, high, seen, tail, _ = before
     if not force and tail < REFRESH_ROWS and not seen:
         return None
-    rows, avgdl = await _averages(db)
+    rows, avgdl = await row_averages(db)
     common = await _common_tokens(db)
     listed = dict(await db.fetchall("select token, floor from word_top_tokens"))  # token: floor
     anew = not seen_avgdl or abs(avgdl / seen_avgdl - 1) > DRIFT
@@ -324,12 +324,20 @@ async def _trim(db: Database, token: str, floor: float) -> float:
     return max(floor, float(weight))
 
 
-async def _averages(db: Database) -> tuple[int, float]:
+async def row_averages(db: Database) -> tuple[int, float]:
     """The index's row count and mean row length in tokens, as bm25 reads them: from FTS5's
     averages record (row 1 of its data table: the row count, then each column's token total,
     as SQLite varints)."""
     row = await db.fetchone("select block from nodes_fts_data where id = 1")
-    values, blob, i = [], bytes(row[0]) if row else b"", 0
+    values = varints(bytes(row[0]) if row else b"")
+    if not values or not values[0]:
+        return 0, 0.0
+    return values[0], sum(values[1:]) / values[0]
+
+
+def varints(blob: bytes) -> list[int]:
+    """SQLite's varints, one after another (FTS5's averages and docsize records)."""
+    values, i = [], 0
     while i < len(blob):
         value = 0
         for k in range(9):
@@ -342,9 +350,7 @@ async def _averages(db: Database) -> tuple[int, float]:
             if not byte & 0x80:
                 break
         values.append(value)
-    if not values or not values[0]:
-        return 0, 0.0
-    return values[0], sum(values[1:]) / values[0]
+    return values
 
 
 # Endings tried, in order, to spell a token the tokenizer does not give back as itself.

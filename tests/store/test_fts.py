@@ -163,8 +163,13 @@ async def test_a_long_query_matches_on_its_rarest_terms(settings: Settings, make
     ) as engine:
         pid = engine.project_id
         monkeypatch.setattr(words, "MAX_MATCHED", 2)
-        found = await words.word_candidates(engine.db, ["nebula", "quasar", "pulsar"], pid, 10)
+        terms = ["nebula", "quasar", "pulsar"]
+        cheap = await words.word_candidates(engine.db, terms, pid, 10)
+        monkeypatch.setattr(words, "EXACT_HITS", 2)  # past the rows it is cheap to score
+        found = await words.word_candidates(engine.db, terms, pid, 10)
     assert [c.ref for c in found] == ["rare"]
+    # While the rows stay cheap to score, the query keeps its common word too.
+    assert cheap[0].ref == "rare" and {"common", "n0"} <= {c.ref for c in cheap}
 
 
 def orchard(pid: str) -> list[Node]:
