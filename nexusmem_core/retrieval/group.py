@@ -23,7 +23,7 @@ async def group_commits(
     """``ranked`` (by relevance) with every file diff folded into its commit; by relevance."""
     commits = {c.ref: c for c in ranked if c.kind == "git_commit"}
     missing = sorted({sha for c in ranked if (sha := _sha(c)) and sha not in commits})
-    fetched = await candidates_by_ref(db, pid, "git_commit", missing, as_of)
+    fetched = await candidates_by_ref(db, pid, "git", "git_commit", missing, as_of)
     out: list[Candidate] = []
     for c in ranked:
         sha = _sha(c)

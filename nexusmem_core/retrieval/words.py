@@ -15,7 +15,7 @@ hits 50-80k rows and took 86 ms. So:
   outscored the rows holding them: at 500k nodes, 96-98% of the final top 10 is what exact
   ranking gives (bench/bench_scale.py prints that agreement beside the latencies).
 - A long query (pasted text) matches on its ``MAX_MATCHED`` rarest terms, and on more of its
-  rarest while they hit at most ``EXACT_HITS`` rows together: its common words ("after",
+  rarest while they hit at most ``MORE_HITS`` rows together: its common words ("after",
   "before", "use") cost a doclist walk each and barely move a score. On the real set, keeping
   a question's words this way (not only eight) lifted MRR@10 0.590 -> 0.603 and Recall@10
   0.778 -> 0.819.
@@ -43,18 +43,19 @@ __all__ = ["EXACT_HITS", "MAX_MATCHED", "SPLIT_HITS", "all_of", "any_of", "word_
 
 EXACT_HITS = 8_000  # hits up to which every matching row is scored (~11 ms at 500k nodes)
 MAX_MATCHED = 8  # a longer query matches on its rarest terms only
+MORE_HITS = EXACT_HITS // 4  # ... and on more of its rarest while they hit this many rows
 SPLIT_HITS = 5_000  # rows a statement may hit from which it is scored in two halves at once
 
 
 def _rarest(terms: list[str], counts: TermCounts) -> list[str]:
     """The terms a long query matches on: its ``MAX_MATCHED`` rarest, and more of the rarest
-    while their rows together stay within ``EXACT_HITS`` (cheap to score exactly). A question
+    while their rows together stay within ``MORE_HITS`` (cheap to score exactly). A question
     of twenty words on a small memory keeps them all: its ninth word may be the answer's."""
     ranked = sorted(terms, key=lambda t: counts.hits[t])
     chosen, hits = ranked[:MAX_MATCHED], counts.total(ranked[:MAX_MATCHED])
     for term in ranked[MAX_MATCHED:]:
         hits += counts.hits[term]
-        if hits > EXACT_HITS:
+        if hits > MORE_HITS:
             break
         chosen.append(term)
     return chosen

@@ -397,16 +397,23 @@ async def candidates_by_seq(db: Database, seqs: list[int]) -> dict[int, Candidat
 
 
 async def candidates_by_ref(
-    db: Database, project_id: str, kind: str, refs: list[str], as_of: int | None = None
+    db: Database,
+    project_id: str,
+    source: str,
+    kind: str,
+    refs: list[str],
+    as_of: int | None = None,
 ) -> dict[str, Candidate]:
-    """Candidates of one kind by their references (a commit by its sha)."""
+    """Candidates of one source and kind by their references (a commit by its sha), read
+    through the (project, source, ref) index."""
     if not refs:
         return {}
     marks = ",".join("?" * len(refs))
     rows = await db.fetchall(
-        f"select {NODE_COLUMNS} from nodes n where n.project_id = ? and n.kind = ? "
-        f"and n.ref in ({marks}) and n.created_at <= ?",
-        [project_id, kind, *refs, 2**62 if as_of is None else as_of],
+        f"select {NODE_COLUMNS} from nodes n where n.project_id = ? and n.source = ? "
+        # ``+created_at``: not the (project, created_at) index, which reads the whole project.
+        f"and n.ref in ({marks}) and n.kind = ? and +n.created_at <= ?",
+        [project_id, source, *refs, kind, 2**62 if as_of is None else as_of],
     )
     return {row[3]: Candidate.from_row(row, 0.0) for row in rows}
 

@@ -67,7 +67,7 @@ def idf(rows: int, hits: int) -> float:
 
 # The tokenizer of nodes_fts, on a one-row table in each connection's temp schema. Three
 # statements a word, so one coroutine at a time per connection.
-_TOKENIZER = "porter unicode61 remove_diacritics 2"
+TOKENIZER = "porter unicode61 remove_diacritics 2"  # nodes_fts's (store/migrations.py)
 _ready: weakref.WeakKeyDictionary[Database, asyncio.Lock] = weakref.WeakKeyDictionary()
 _made: weakref.WeakSet[Database] = weakref.WeakSet()
 
@@ -79,7 +79,7 @@ async def token_of(db: Database, word: str) -> str | None:
         if db not in _made:
             await db.execute(
                 "create virtual table if not exists temp.nexusmem_words "
-                f"using fts5(word, tokenize='{_TOKENIZER}')"
+                f"using fts5(word, tokenize='{TOKENIZER}')"
             )
             await db.execute(
                 "create virtual table if not exists temp.nexusmem_word_tokens "
@@ -383,7 +383,7 @@ async def _tokens_in(db: Database, seqs: list[int]) -> dict[str, list[int]]:
     """The tokens of the given rows, tokenized as nodes_fts does: token -> its rows."""
     await db.execute(
         "create virtual table if not exists temp.nexusmem_late "
-        f"using fts5(title, body, paths, tokenize='{_TOKENIZER}')"
+        f"using fts5(title, body, paths, tokenize='{TOKENIZER}')"
     )
     await db.execute(
         "create virtual table if not exists temp.nexusmem_late_tokens "

@@ -165,7 +165,7 @@ async def test_a_long_query_matches_on_its_rarest_terms(settings: Settings, make
         monkeypatch.setattr(words, "MAX_MATCHED", 2)
         terms = ["nebula", "quasar", "pulsar"]
         cheap = await words.word_candidates(engine.db, terms, pid, 10)
-        monkeypatch.setattr(words, "EXACT_HITS", 2)  # past the rows it is cheap to score
+        monkeypatch.setattr(words, "MORE_HITS", 2)  # past the rows it is cheap to score
         found = await words.word_candidates(engine.db, terms, pid, 10)
     assert [c.ref for c in found] == ["rare"]
     # While the rows stay cheap to score, the query keeps its common word too.
