@@ -133,3 +133,27 @@ async def test_coverage_lifts_the_row_holding_every_rare_term_over_bm25s_short_r
         await cm.__aexit__(None, None, None)
     assert bm25[0].kind == "git_commit"  # BM25 alone: a short row with one word, three times
     assert covered[0].ref.endswith(("docs/all.md#Everything", ":docs/all.md"))  # section or diff
+
+
+async def test_identifiers_are_found_as_a_developer_types_them(settings: Settings, make_repo):
+    r: Repo = make_repo("identifiers")
+    messages = {
+        "#1234": "Handle empty frames\n\nFixes #1234.",
+        "GH-77": "Keep the socket open (GH-77)",
+        "url_quote": "Deprecate url_quote in favour of the stdlib",
+        "werkzeug.utils.redirect": "Make werkzeug.utils.redirect default to 303",
+        "src/app/loader.py": "Move plugin loading into src/app/loader.py",
+        "--no-ignore": "Respect --no-ignore for nested repositories",
+        "paramsSerializer": "Allow a function as paramsSerializer",
+        "ERR_INVALID_URL": "Map ERR_INVALID_URL to a clear message",
+    }
+    shas = {typed: r.commit(message) for typed, message in messages.items()}
+    for i in range(12):
+        r.commit(f"Refactor module {i} of the loader and the socket code")
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        for typed, sha in shas.items():
+            response = await handlers.search(engine, typed, vector=False)
+            assert response.results[0].ref == sha, typed
+    finally:
+        await cm.__aexit__(None, None, None)
