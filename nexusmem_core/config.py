@@ -200,7 +200,7 @@ class Limits:
 class Retrieval:
     budget: int = _bounded(2000, 50, 200_000)
     sibling_cap: int = _bounded(2, 1, 50)
-    fusion_k: int = _bounded(10, 1, 1000)
+    fusion_k: int = _bounded(5, 1, 1000)
     """Reciprocal rank fusion's k for the BM25 and vector lists (see retrieval/fuse.py)."""
     import_expansion: bool = True
     """A query naming a file also weighs the history of the files it imports (see
