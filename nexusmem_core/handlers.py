@@ -19,9 +19,7 @@ from .precheck import PrecheckReport
 from .registry import check_entry, load_registry, register_project, remove_projects
 from .retrieval.pack import display_title, format_date, preview_row
 from .store import vectors
-from .store.fts import (
-    Candidate,
-)
+from .store.fts import Candidate
 from .store.nodes import NODE_COLUMNS, get_cursor, upsert_project
 
 if TYPE_CHECKING:
