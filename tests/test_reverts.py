@@ -1,0 +1,34 @@
+"""Reverts: what a commit message says it undoes, and the links sync keeps of it."""
+
+from __future__ import annotations
+
+from nexusmem_core import handlers
+from nexusmem_core.config import Settings
+from nexusmem_core.engine import open_engine
+from nexusmem_core.reverts import reverted
+
+from .conftest import Repo
+
+
+def test_what_a_message_says_it_reverts():
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    assert reverted('Revert "Add X"', f'Revert "Add X"\n\nThis reverts commit {sha}.') == (
+        sha,
+        "Add X",
+    )
+    assert reverted("Undo the cache", "This partially reverts commit 0123abc.") == ("0123abc", None)
+    assert reverted('Revert "Add X"', "") == (None, "Add X")
+    assert reverted("Fix the revert button", "Reverting is now undoable.") == (None, None)
+
+
+async def test_links_are_made_once_and_only_to_commits_in_memory(settings: Settings, make_repo):
+    r: Repo = make_repo("links")
+    tried = r.commit("Cache the parsed config", {"c.py": "CACHE = True\n"})
+    r.commit(f'Revert "Cache the parsed config"\n\nThis reverts commit {tried}.', {"c.py": ""})
+    r.commit("Revert the thing\n\nThis reverts commit 0000000000000000000000000000000000000000.")
+    async with open_engine(settings, r.path, create=True) as engine:
+        first = await handlers.sync(engine, embed=False)
+        r.commit("Unrelated change", {"d.py": "x = 1\n"})
+        second = await handlers.sync(engine, embed=False)
+        (links,) = await engine.db.fetchone("select count(*) from links where kind = 'reverts'")
+    assert (first.reverts, second.reverts, links) == (1, 0, 1)
