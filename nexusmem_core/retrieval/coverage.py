@@ -49,7 +49,7 @@ COMMAND_KINDS = frozenset(("shell_command",))
 
 # One coroutine at a time per connection fills and reads the temp table.
 _locks: weakref.WeakKeyDictionary[Database, asyncio.Lock] = weakref.WeakKeyDictionary()
-_made: weakref.WeakSet[Database] = weakref.WeakSet()
+_EMPTY = "insert into temp.nexusmem_cover(nexusmem_cover) values ('delete-all')"
 _EMPTY = "insert into temp.nexusmem_cover(nexusmem_cover) values ('delete-all')"
 
 
@@ -98,21 +98,22 @@ async def _held(
     """Which of ``terms`` (by position) each row holds, and each row's length in tokens."""
     lock = _locks.setdefault(db, asyncio.Lock())
     async with lock:
-        if db not in _made:
-            await db.execute(
-                # Contentless: 'delete-all' empties it at once, where a plain table's delete
-                # tokenized every row again (8 of a query's 10 ms on werkzeug).
-                "create virtual table if not exists temp.nexusmem_cover "
-                f"using fts5(title, body, paths, content='', tokenize='{TOKENIZER}')"
-            )
-            _made.add(db)
+        # Every time, not once per Database: a connection reopened under it (the MCP server
+        # reopening for writing) has an empty temp schema, and "if not exists" costs a lookup.
         await db.execute(
-            "insert into temp.nexusmem_cover(rowid, title, body, paths) "
-            "select seq, title, body, paths from nodes "
-            "where seq in (select value from json_each(?))",
-            (json.dumps(seqs),),
+            # Contentless: 'delete-all' empties it at once, where a plain table's delete
+            # tokenized every row again (8 of a query's 10 ms on werkzeug).
+            "create virtual table if not exists temp.nexusmem_cover "
+            f"using fts5(title, body, paths, content='', tokenize='{TOKENIZER}')"
         )
+        await db.execute(_EMPTY)  # whatever a cancelled search left
         try:
+            await db.execute(
+                "insert into temp.nexusmem_cover(rowid, title, body, paths) "
+                "select seq, title, body, paths from nodes "
+                "where seq in (select value from json_each(?))",
+                (json.dumps(seqs),),
+            )
             sql = " union all ".join(
                 f"select {i}, rowid from temp.nexusmem_cover where nexusmem_cover match ?"
                 for i in range(len(terms))
@@ -120,9 +121,7 @@ async def _held(
             found = await db.fetchall(sql, [quote_term(t) for t in terms])
             sizes = await db.fetchall("select id, sz from temp.nexusmem_cover_docsize")
         finally:
-            await db.execute(
-                "insert into temp.nexusmem_cover(nexusmem_cover) values ('delete-all')"
-            )
+            await db.execute(_EMPTY)
     held: dict[int, set[int]] = {}
     for i, seq in found:
         held.setdefault(seq, set()).add(i)
