@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from ..reverts import REVERTS
 from ..store.db import Database
-from ..store.fts import Candidate
-from ..store.nodes import NODE_COLUMNS
+from ..store.fts import Candidate, candidates_by_id
 
 __all__ = ["pair_reverts"]
 
@@ -35,13 +34,7 @@ async def pair_reverts(
         partners.setdefault(dst, []).append(src)
     known = {c.id: c for c in ranked}
     wanted = sorted({p for ps in partners.values() for p in ps} - known.keys())
-    if wanted:
-        rows = await db.fetchall(
-            f"select {NODE_COLUMNS} from nodes n where n.id in ({','.join('?' * len(wanted))}) "
-            "and n.created_at <= ?",
-            [*wanted, 2**62 if as_of is None else as_of],
-        )
-        known.update({row[0]: Candidate.from_row(row, 0.0) for row in rows})
+    known.update(await candidates_by_id(db, wanted, as_of))
     out: list[Candidate] = []
     placed: set[str] = set()
     for c in ranked:

@@ -25,6 +25,7 @@ __all__ = [
     "TermCounts",
     "bm25_candidates",
     "bm25_each",
+    "candidates_by_id",
     "candidates_by_ref",
     "candidates_by_seq",
     "cjk_candidates",
@@ -394,6 +395,20 @@ async def candidates_by_seq(db: Database, seqs: list[int]) -> dict[int, Candidat
     marks = ",".join("?" * len(seqs))
     rows = await db.fetchall(f"select {NODE_COLUMNS} from nodes n where n.seq in ({marks})", seqs)
     return {int(row[13]): Candidate.from_row(row, 0.0) for row in rows}
+
+
+async def candidates_by_id(
+    db: Database, ids: list[str], as_of: int | None = None
+) -> dict[str, Candidate]:
+    """Candidates for the given node ids, recorded by ``as_of`` when it is given."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = await db.fetchall(
+        f"select {NODE_COLUMNS} from nodes n where n.id in ({marks}) and n.created_at <= ?",
+        [*ids, 2**62 if as_of is None else as_of],
+    )
+    return {row[0]: Candidate.from_row(row, 0.0) for row in rows}
 
 
 async def candidates_by_ref(
