@@ -24,7 +24,7 @@ from .collectors.shell.nodes import hook_node, scraped_node
 from .collectors.shell.scope import inside, repository_roots
 from .config import ProjectConfig
 from .models import Node
-from .redact import redact
+from .redact import redact, redact_many
 
 __all__ = [
     "DocFile",
@@ -39,6 +39,7 @@ __all__ = [
 ]
 
 MAX_FILES = 500  # per commit; a vendoring commit can touch 50,000
+_BATCH = 64  # commits whose messages are redacted together
 
 
 def cap(text: str, limit: int) -> tuple[str, bool]:
@@ -49,7 +50,33 @@ def cap(text: str, limit: int) -> tuple[str, bool]:
     return text[: cut if cut > limit // 2 else limit] + "\n[truncated]", True
 
 
-def commit_node(project_id: str, commit: Commit, max_chars: int) -> Node:
+def _head(text: str, limit: int) -> str:
+    """The part of ``text`` that :func:`cap` can keep of it once redacted: through the end of the
+    line at ``limit``. Redacting a 5 MB lockfile diff to keep its first 64 KiB would spend the
+    time on text that is dropped; cutting at a line end first keeps every line that can be
+    stored whole, so no secret is seen in half (every rule but a key block is line-local, and a
+    key block without its end is redacted to the end of the text)."""
+    if len(text) <= limit:
+        return text
+    end = text.find("\n", limit)
+    return text if end == -1 else text[:end]
+
+
+def redacted_capped(redacted: str, original: str, limit: int) -> tuple[str, bool]:
+    """:func:`cap` for the redaction of ``original``'s :func:`_head`: marked as cut whenever the
+    head was, even when redaction shortened it below ``limit``."""
+    body, truncated = cap(redacted, limit)
+    if not truncated and len(_head(original, limit)) < len(original):
+        return body + "\n[truncated]", True
+    return body, truncated
+
+
+def commit_node(
+    project_id: str,
+    commit: Commit,
+    max_chars: int,
+    redacted: tuple[str, str] | None = None,
+) -> Node:
     """A commit: subject and message body, and the changed files beside them.
 
     The files are indexed in their own low-weight column, not in the body: as body text, the
@@ -57,14 +84,18 @@ def commit_node(project_id: str, commit: Commit, max_chars: int) -> Node:
     query rank the whole corpus.
     """
     # Commit messages and patches are where a pasted or committed credential sits: redacted
-    # here, before anything reaches disk, with the same table as the shell hooks.
-    body, _ = cap(redact(commit.message), max_chars)
+    # here, before anything reaches disk, with the same table as the shell hooks. `redacted`
+    # is (message, subject) already redacted, when the caller did many commits at once.
+    message, subject = redacted or tuple(
+        redact_many([_head(commit.message, max_chars), commit.subject])
+    )
+    body, _ = redacted_capped(message, commit.message, max_chars)
     return Node(
         project_id=project_id,
         kind="git_commit",
         source="git",
         ref=commit.sha,
-        title=redact(commit.subject) or "(no message)",
+        title=subject or "(no message)",
         body=body,
         ts=commit.ts,
         signal=commit_signal(commit),
@@ -79,9 +110,17 @@ def commit_node(project_id: str, commit: Commit, max_chars: int) -> Node:
     )
 
 
-def diff_node(project_id: str, commit: Commit, patch: FilePatch, max_chars: int) -> Node:
-    """One changed file of one commit, its patch kept whole up to ``max_chars``."""
-    body, truncated = cap(redact(patch.patch), max_chars)
+def diff_node(
+    project_id: str,
+    commit: Commit,
+    patch: FilePatch,
+    max_chars: int,
+    redacted: tuple[str, str] | None = None,
+) -> Node:
+    """One changed file of one commit, its patch kept whole up to ``max_chars``. ``redacted``
+    is (patch, subject) already redacted, when the caller did a whole commit at once."""
+    text, subject = redacted or tuple(redact_many([_head(patch.patch, max_chars), commit.subject]))
+    body, truncated = redacted_capped(text, patch.patch, max_chars)
     return Node(
         project_id=project_id,
         kind="file_diff",
@@ -98,7 +137,7 @@ def diff_node(project_id: str, commit: Commit, patch: FilePatch, max_chars: int)
         files=[patch.path],
         meta={
             "sha": commit.sha,
-            "subject": redact(commit.subject),
+            "subject": subject,
             "path": patch.path,
             "status": patch.status,
             "added": patch.added,
@@ -116,18 +155,40 @@ async def commit_nodes(
     since: str | None = None,
     passed_over: Callable[[bytes], object] | None = None,
 ) -> AsyncIterator[tuple[Commit, Node]]:
+    limit = config.limits.max_body_chars
+    batch: list[Commit] = []
+
+    def built() -> list[tuple[Commit, Node]]:
+        # Many commits' messages and subjects in one pass of the redaction table.
+        texts = redact_many([t for c in batch for t in (_head(c.message, limit), c.subject)])
+        return [
+            (c, commit_node(project_id, c, limit, (texts[2 * i], texts[2 * i + 1])))
+            for i, c in enumerate(batch)
+        ]
+
     async for commit in walk_commits(root, rev_range, since, passed_over):
-        yield commit, commit_node(project_id, commit, config.limits.max_body_chars)
+        batch.append(commit)
+        if len(batch) == _BATCH:
+            for pair in built():
+                yield pair
+            batch = []
+    for pair in built():
+        yield pair
 
 
 async def diff_nodes(
     project_id: str, root: Path, rev_args: list[str], config: ProjectConfig
 ) -> AsyncIterator[Node]:
     skip = config.sources.diff.skip_globs
+    limit = config.limits.max_body_chars
     async for commit, patches in walk_patches(root, rev_args):
-        for patch in patches:
-            if not is_skipped_path(patch.path, skip):
-                yield diff_node(project_id, commit, patch, config.limits.max_body_chars)
+        kept = [patch for patch in patches if not is_skipped_path(patch.path, skip)]
+        if not kept:
+            continue
+        # A commit's patches and its subject in one pass of the redaction table.
+        texts = redact_many([commit.subject, *(_head(patch.patch, limit) for patch in kept)])
+        for patch, text in zip(kept, texts[1:], strict=True):
+            yield diff_node(project_id, commit, patch, limit, (text, texts[0]))
 
 
 class DocFile:

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..models import Node
+from ..redact import redact_lines, redact_values
 from ..retrieval.cjk import has_cjk
 from .db import Database
 
@@ -46,34 +47,58 @@ async def upsert_nodes(db: Database, nodes: Sequence[Node]) -> int:
     if not nodes:
         return 0
     now = int(time.time())
-    rows = [
-        (
-            n.id,
-            n.project_id,
-            n.kind,
-            n.source,
-            n.ref,
-            n.grp,
-            n.title,
-            n.body,
-            "\n".join(n.files),
-            n.ts,
-            now,
-            n.signal,
-            n.provenance,
-            n.content_hash,
-            n.meta_json,
-            has_cjk(n.title) or has_cjk(n.body),  # which nodes the trigram index holds
+    rows = []
+    files: list[tuple[str, str]] = []
+    for n in nodes:
+        title, ref, grp, paths, meta = _redacted(n)
+        rows.append(
+            (
+                n.id,  # from the ref as collected: a hash, which shows nothing of a secret in it
+                n.project_id,
+                n.kind,
+                n.source,
+                ref,
+                grp,
+                title,
+                n.body,
+                "\n".join(paths),
+                n.ts,
+                now,
+                n.signal,
+                n.provenance,
+                n.content_hash,
+                meta,
+                has_cjk(title) or has_cjk(n.body),  # which nodes the trigram index holds
+            )
         )
-        for n in nodes
-    ]
+        files.extend((n.id, path) for path in paths)
     changed = await db.executemany(_UPSERT, rows)
-    files = [(n.id, path) for n in nodes for path in n.files]
     if files:
         await db.executemany(
             "insert into node_files (node_id, path) values (?, ?) on conflict do nothing", files
         )
     return changed
+
+
+def _redacted(n: Node) -> tuple[str, str, str | None, list[str], str]:
+    """A node's short fields as they may reach disk: title, ref, group, paths and meta.
+
+    Collectors redact the bodies they build (before cutting them to size); these fields come
+    from names (a file called ``ghp_<36 chars>.txt``, a branch, a heading) and are redacted here,
+    where every node passes, so no collector can forget one.
+    """
+    head = [n.title, n.ref, n.grp or "", *n.files]
+    cleaned = redact_lines(head)
+    meta = redact_values(n.meta)
+    meta_json = (
+        n.meta_json
+        if meta is n.meta
+        else json.dumps(meta, ensure_ascii=False, sort_keys=True, default=str)
+    )
+    if cleaned is head:
+        return n.title, n.ref, n.grp, n.files, meta_json
+    title, ref, grp, *paths = cleaned
+    return title, ref, grp if n.grp is not None else None, paths, meta_json
 
 
 async def delete_nodes(db: Database, ids: Iterable[str]) -> int:

@@ -59,9 +59,10 @@ secrets = st.one_of(
     st.builds(_key, st.tuples(st.just("glpat-"), _run(_URLSAFE, 20, 40)).map(list)),
     st.builds(_key, st.tuples(st.just("xoxb-"), _run(_ALNUM + "-", 10, 40)).map(list)),
     st.builds(
-        lambda a, b, c: f"eyJ{a}.{b}.{c}",
+        # Header and payload are base64 of a JSON object, so both start with `eyJ`.
+        lambda a, b, c: f"eyJ{a}.eyJ{b}.{c}",
         _run(_URLSAFE, 10, 30),
-        _run(_URLSAFE, 10, 30),
+        _run(_URLSAFE, 7, 30),
         _run(_URLSAFE, 0, 30),
     ),
     st.builds(lambda body: f"sk-A1{body}", _run(_URLSAFE, 30, 50)),
