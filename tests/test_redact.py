@@ -373,3 +373,48 @@ def test_joined_examples_redact_like_each_example(rules: list[Rule], sep: str) -
 def test_pathological_input_returns(text: str) -> None:
     redacted, _ = redact_count(text)
     assert isinstance(redacted, str)
+
+
+# Code and config files write a secret with spaces or a colon; the value must look generated.
+KEYWORD_VALUES: list[tuple[str, str]] = [
+    ('x_api_token = "9f8e7d6c5b4a3f2e1d0c9b8a"', "9f8e7d6c5b4a3f2e1d0c9b8a"),
+    ("api_key: 4f3c2b1a0e9d8c7b6a5f", "4f3c2b1a0e9d8c7b6a5f"),
+    ('DB_PASSWORD := "Zx9!qL2#mP7w"', "Zx9!qL2#mP7w"),
+    ("  :password => 'a8Fj2kLq9Zp0'", "a8Fj2kLq9Zp0"),
+    ("[db]\npassword = 5eCr3tV4lu3x9\nhost = db", "5eCr3tV4lu3x9"),
+    ('{"client_secret" : "Qm9vM2xvbmc4NzY1NDMyMQ"}', "Qm9vM2xvbmc4NzY1NDMyMQ"),
+]
+
+# Written the same way, but code, types, references and fixture words: kept.
+KEYWORD_NON_SECRETS = [
+    'password = "changeme"',
+    "token = next_token(stream)",
+    "secret: ${{ secrets.DEPLOY }}",
+    "max_tokens: 4096",
+    "token_type: bearer",
+    'password: str = "hunter2"',
+    "auth: true",
+    "api_key = os.environ['API_KEY']",
+    "cache_key: v2-deps-abc123",
+    "permissions:\n  id-token: write\n  contents: read",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), KEYWORD_VALUES)
+def test_random_value_next_to_a_keyword_is_redacted(text: str, secret: str) -> None:
+    redacted = redact(text)
+    assert secret not in redacted
+    assert PLACEHOLDER in redacted
+
+
+@pytest.mark.parametrize("text", KEYWORD_NON_SECRETS)
+def test_ordinary_value_next_to_a_keyword_is_kept(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_prose_password_is_cut_at_the_end_of_its_value_not_at_an_ampersand() -> None:
+    assert redact("try password=Tr0ub4dor&3xyz then") == "try password=[REDACTED] then"
+    # In a URL the query rule owns it, and the next parameter stays.
+    assert redact("curl 'https://x.io/a?password=hunter2&page=2'") == (
+        "curl 'https://x.io/a?password=[REDACTED]&page=2'"
+    )

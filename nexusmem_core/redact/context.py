@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from .entropy import looks_random
 from .rule import Rule, context_rule
 
 __all__ = ["CONTEXT_RULES"]
@@ -43,6 +44,17 @@ _WORD = (
 # The value of an assignment (`NAME=value`), and of an option (`--token value`), which also must
 # not look like the next option (`--no-password -h host`).
 _VALUE = _FRESH + _NOT_REF + _WORD
+
+# An assignment's value may hold a `&` that joins two non-space characters: in chat text and
+# config values `password=Tr0ub4dor&3xyz` is one password, where a shell word would end at the
+# `&` and leave `&3xyz` behind. (A URL's `?password=x&user=y` is the query rule's, which runs
+# first and stops at the `&`.)
+_ASSIGNED = (
+    _FRESH
+    + _NOT_REF
+    + r"""(?:(?:'[^'\n]++'|"(?:[^"\\\n]|\\.)++"|(?:[^\s'"`;|&<>()]|&(?=[^\s&;|<>()]))++)++"""
+    r"""|'[^'\n]++|"(?:[^"\\\n]|\\.)++)"""
+)
 _ARG = _FRESH + _NOT_REF + r"(?!-)" + _WORD
 
 # How a secret name may end (see the module docstring). Used as fixed-width lookbehinds from the
@@ -120,6 +132,12 @@ _KEYTOOL_OPTIONS = (
 _I = re.IGNORECASE
 
 
+def _credential_like(value: str) -> bool:
+    """A header-ish value that could be a credential: a digit in it, or 20+ characters. Keeps
+    YAML such as GitHub Actions' ``id-token: write`` readable."""
+    return len(value) >= 20 or any(char.isdigit() for char in value)
+
+
 CONTEXT_RULES: tuple[Rule, ...] = (
     # --- Multi-line blocks first: a key body may contain anything the later rules would match.
     # The markers stay (they say what was pasted); the body goes. Without an END marker the rest
@@ -166,6 +184,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         ("-token", "-key", "-secret", "-password", "-passwd", "-auth", "apikey", "api-key"),
         group="secret",
         flags=_I,
+        accept=_credential_like,
     ),
     # A bare `Bearer <token>` outside a header (logs, scripts). The token must be token-shaped
     # (8+ characters with a digit) so "Bearer tokens expire" stays readable.
@@ -362,7 +381,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         + "=)"
         + _preceded_by(*(word + "=" for word in _NAME_ENDINGS))
         + r"(?P<secret>"
-        + _VALUE
+        + _ASSIGNED
         + ")",
         "export DB_PASSWORD='p@ss w0rd' && ./migrate",
         "export DB_PASSWORD=[REDACTED] && ./migrate",
@@ -400,5 +419,28 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "SECRET_KEY_BASE=[REDACTED] bin/rails server",
         ("pass", "secret", "token", "credential", "auth", "key"),
         group="secret",
+    ),
+    # --- Written as code and config files write it: `api_key = "..."`, `token: ...` (YAML),
+    # `secret := "..."` (Go), `:password => '...'` (Ruby), TOML and INI. The name must end with a
+    # secret word, as for assignments, and since a space or a colon is just as often code
+    # (`token = next_token(s)`, `password: str`), the value must also look generated: see
+    # `entropy.looks_random`. A quoted value runs to its closing quote; an unquoted one must end
+    # at a space or a delimiter, so a call or an index (`secret = vault.read(...)`) is refused
+    # whole.
+    context_rule(
+        "keyword_value",
+        r"""(?:pass(?:word|wd|phrase)|_pwd|_pass|secret|token|credentials?|auth"""
+        r"""|api_?key|apikey|access_?key|private_?key|auth_?key|encryption_?key|signing_?key"""
+        r"""|master_?key|client_?secret)(?![A-Za-z0-9_])["']?[ \t]*(?::=|=>|\?=|[:=])[ \t]*"""
+        r"""(?P<q>["'`])?(?P<secret>"""
+        + _FRESH
+        + r"""(?(q)[^"'`\n]{8,200}+|[A-Za-z0-9_.=+/~!@#%^&*-]{8,200}+))"""
+        r"""(?(q)(?P=q)|(?![^\s,;)\]}]))""",
+        'client = Client(api_key = "9f8e7d6c5b4a3f2e1d0c", retries=3)',
+        'client = Client(api_key = "[REDACTED]", retries=3)',
+        _NAME_TRIGGERS,
+        group="secret",
+        flags=_I,
+        accept=looks_random,
     ),
 )
