@@ -67,6 +67,7 @@ __all__ = [
     "Rule",
     "redact",
     "redact_count",
+    "redact_cut",
     "redact_lines",
     "redact_many",
     "redact_tally",
@@ -327,6 +328,20 @@ def redact_tally(text: str) -> tuple[str, dict[str, int]]:
         if not context + tokens:
             break
     return text, tally
+
+
+def redact_cut(text: str, limit: int) -> tuple[str, int]:
+    """Redact ``text``, then cut it to ``limit`` characters; return it and the secrets replaced.
+
+    In that order: cut first, a token across the limit would be stored half in clear, its
+    prefix gone or its body too short for any pattern. A cut through a placeholder moves to
+    before it.
+    """
+    text, count = redact_count(text)
+    if len(text) <= limit:
+        return text, count
+    start = text.rfind(PLACEHOLDER, max(0, limit - len(PLACEHOLDER) + 1), limit)
+    return text[: start if start != -1 else limit], count
 
 
 def redact_count(text: str) -> tuple[str, int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...models import Node
-from ...redact import redact
+from ...redact import redact, redact_cut
 from ..shell.nodes import _relative, _title, command_signal
 
 __all__ = ["SOURCE", "agent_node"]
@@ -37,7 +37,7 @@ def agent_node(
     project_id: str, record: dict[str, Any], max_chars: int, root: str | None = None
 ) -> Node:
     """One command the agent ran, with what it changed just before and how it ended."""
-    command = redact(str(record["cmd"])[:max_chars])
+    command, _ = redact_cut(str(record["cmd"]), max_chars)
     exit_code = record.get("exit") if isinstance(record.get("exit"), int) else None
     outcome = record.get("outcome") if isinstance(record.get("outcome"), str) else None
     edited = [p for p in record.get("edited") or [] if isinstance(p, str)]

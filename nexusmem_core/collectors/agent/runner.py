@@ -75,7 +75,8 @@ def handle(data: bytes, home: str, now: float) -> str | None:
     if event.command is None:
         _remember_edit(event, top, home)  # paths as the repository names them
         return None
-    text, hid_status = normalize(event.command[:MAX_COMMAND], event.cwd)
+    # Whole: the payload is bounded already, and _capture redacts before it cuts.
+    text, hid_status = normalize(event.command, event.cwd)
     digest = command_hash(home, text)
     if event.event != "PreToolUse":
         _settle_outcome(event, text, hid_status)
@@ -115,11 +116,11 @@ def _remember_edit(event: AgentEvent, root: str, home: str) -> None:
 
 def _capture(event: AgentEvent, home: str, now: float, text: str, digest: str) -> dict[str, Any]:
     # Imported here: if the redaction table cannot load, nothing is written at all.
-    from ...redact import redact, redact_count
+    from ...redact import redact, redact_cut
 
     with session_state(home, event.session) as state:
         edited, state["edits"] = state["edits"], []
-    command, redactions = redact_count(text)
+    command, redactions = redact_cut(text, MAX_COMMAND)
     error = error_excerpt(redact(event.error)) if event.error else None
     record = {
         "v": 1,

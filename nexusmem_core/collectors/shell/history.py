@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 MAX_COMMAND_BYTES = 64 * 1024  # a longer command is cut (at a UTF-8 character boundary)
+_WORD_BACK = 16 * 1024  # how far back a cut looks for the start of the word it went through
 CONTEXT = 3  # commands before an untimed entry that its key is anchored on
 
 
@@ -88,7 +89,13 @@ def _cap(raw: bytes) -> bytes:
         i -= 1
     lead = raw[i]
     need = 2 if 0xC0 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else 4 if lead >= 0xF0 else 1
-    return raw[:i] if len(raw) - i < need else raw
+    raw = raw[:i] if len(raw) - i < need else raw
+    # The word the cut went through may be the front half of a token, which no pattern would
+    # know without its tail: it goes, back to the last space or line (if one is near).
+    space = max(
+        raw.rfind(b" ", -_WORD_BACK), raw.rfind(b"\n", -_WORD_BACK), raw.rfind(b"\t", -_WORD_BACK)
+    )
+    return raw[:space] if space > 0 else raw
 
 
 def _text(raw: bytes) -> str | None:

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ...models import Node
-from ...redact import redact
+from ...redact import redact_cut
 from ..commands import is_predicate
 
 __all__ = ["command_signal", "hook_node", "scraped_node"]
@@ -102,7 +102,7 @@ def hook_node(
     The recorder redacted it already; redacting again is free (idempotent) and covers logs
     written before a rule was added to the table.
     """
-    command = redact(record["cmd"][:max_chars])
+    command, _ = redact_cut(record["cmd"], max_chars)
     exit_code = record.get("exit") if isinstance(record.get("exit"), int) else None
     answered = exit_code == 1 and is_predicate(command)  # grep found nothing: not a failure
     start = record.get("start")
@@ -148,7 +148,7 @@ def scraped_node(
     """A command read from a history file: no cwd, no exit code, a date only if the file had
     one. It is attributed to the repository being synced, and says so. History files hold
     whatever was typed, so the text is redacted here, before it can reach the database."""
-    command = redact(command[:max_chars])
+    command, _ = redact_cut(command, max_chars)
     facts = {
         "outcome": _outcome(None),
         "cwd": "unknown (scraped from the shell's history file)",

@@ -41,12 +41,13 @@ def _number(text: str | None, kind: type[float] | type[int]) -> float | int | No
 def build_record(raw: str, options: dict[str, str], home: os.PathLike[str] | str) -> dict | None:
     """The log record for one command, or None when it must not be recorded."""
     # Imported here so that if redaction cannot load, nothing at all is written.
-    from ...redact import redact_count
+    from ...redact import redact_cut
 
     if not raw.strip() or raw[:1].isspace():
         return None  # empty, or typed with a leading space: the user asked not to keep it
-    raw = raw.rstrip("\n")[:MAX_COMMAND]
-    text, redactions = redact_count(raw)
+    raw = raw.rstrip("\n")
+    text, redactions = redact_cut(raw, MAX_COMMAND)  # redact, then cut: never half a secret
+    raw = raw[:MAX_COMMAND]
     start = _number(options.get("start"), float)
     end = _number(options.get("end"), float)
     duration = _number(options.get("duration"), float)

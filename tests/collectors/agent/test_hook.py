@@ -151,3 +151,17 @@ def test_a_corrupt_session_state_is_started_afresh(project: Repo, home: Path):
         assert context(run_hook(payload("post_edit", project.path))) is None
         assert context(run_hook(payload("failure_bash_exit", project.path))) is None
         assert log_records(home)[-1]["edited"] == ["src/app.js"]
+
+
+def test_a_token_across_the_command_size_limit_is_redacted_before_the_cut(
+    project: Repo, home: Path
+):
+    from nexusmem_core.collectors.agent.runner import MAX_COMMAND
+
+    secret = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    pad = "echo " + "x" * (MAX_COMMAND - 5 - 20) + " "
+    run_hook(payload("post_bash_ok", project.path, command=pad + secret))
+    log = (home / "agent-events.jsonl").read_text()
+    assert secret[:12] not in log and secret[-12:] not in log
+    (record,) = log_records(home)
+    assert len(record["cmd"]) <= MAX_COMMAND and record["redactions"] == 1

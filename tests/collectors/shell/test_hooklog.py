@@ -119,3 +119,25 @@ def test_the_shell_recorder_imports_nothing_heavy():
     loaded = modules_loaded_by("nexusmem_core.collectors.shell.record")
     assert "nexusmem_core.collectors.shell.record" in loaded
     assert loaded & {"mcp", "ollama", "pydantic", "numpy", "aiosqlite"} == set()
+
+
+def test_a_token_across_the_recorders_size_limit_is_redacted_before_the_cut(tmp_path: Path):
+    """The recorder as the shell hooks run it: text on stdin, facts as options."""
+    import subprocess
+    import sys
+
+    from nexusmem_core.collectors.shell.record import MAX_COMMAND
+
+    secret = "glpat-" + "Qw3rTy8uIoP1aSdFgH2j"
+    command = "echo " + "y" * (MAX_COMMAND - 5 - 15) + " " + secret + " done"  # 14 chars before
+    done = subprocess.run(
+        [sys.executable, "-m", "nexusmem_core.collectors.shell.record", "--home", str(tmp_path),
+         "--shell", "bash", "--exit", "0", "--cwd", str(tmp_path)],
+        input=command.encode(),
+        capture_output=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    log = (tmp_path / hooklog.LOG_FILE).read_text()
+    assert secret[:14] not in log and secret[-6:] not in log
+    (record,) = [json.loads(line) for line in log.splitlines()]
+    assert len(record["cmd"]) <= MAX_COMMAND and record["redactions"] == 1
