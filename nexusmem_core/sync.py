@@ -27,6 +27,7 @@ from .hygiene.unreachable import CURSOR as UNREACHABLE_CURSOR
 from .hygiene.unreachable import prune_unreachable
 from .identity import adopt, follow_registry
 from .models import Node, SyncReport
+from .redact import redact
 from .registry import register_project
 from .store import sketches, vectors, wordtops
 from .store.db import DB_ERRORS, Database
@@ -116,6 +117,12 @@ async def sync(
             )
             await db.execute("drop table temp.recorded")
         await set_cursor(db, pid, "last_sync", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    # Outside the ingest transaction, like the lists below: it reads every node once, on the
+    # first sync after an upgrade that changed the redaction table.
+    from .hygiene.scrub import note_table_change
+
+    if note := await note_table_change(engine, fresh=empty):
+        report.notes.append(note)
     # Outside the ingest transaction: it reads for seconds on a big memory, then writes briefly.
     # What was ingested stands if it fails: the lists only speed one-word queries up, and a
     # query scores what they do not cover.
@@ -344,7 +351,7 @@ async def _sync_docs(
             "insert into doc_files (project_id, path, content_hash, ts) values (?, ?, ?, ?) "
             "on conflict(project_id, path) do update set content_hash = excluded.content_hash, "
             "ts = excluded.ts",
-            (pid, doc.path, doc.digest, ts),
+            (pid, redact(doc.path), doc.digest, ts),  # a file may be named after a token
         )
     gone = set(stored) - {doc.path for doc in current}
     for path in sorted(gone):

@@ -41,15 +41,18 @@ from ..config import Settings
 from ..engine import Engine, open_engine
 from ..errors import NexusMemError
 from ..models import Node
-from ..redact import redact_tally
+from ..redact import TABLE_VERSION, redact_tally
 from ..registry import load_registry
 from ..store import audit, vectors
 from ..store.db import Database, open_database
 from ..store.maintenance import Compaction, backup, compact
-from ..store.nodes import decode_meta, set_cursor
+from ..store.nodes import decode_meta, get_cursor, set_cursor
 from .scrub_logs import LOGS, LogRemap, LogScrub, scrub_log
 
-__all__ = ["DatabaseScrub", "ScrubReport", "scrub"]
+__all__ = ["TABLE_CURSOR", "DatabaseScrub", "ScrubReport", "note_table_change", "scrub"]
+
+# The cursor that names the redaction table this memory was last written or scrubbed with.
+TABLE_CURSOR = "redaction_table"
 
 BACKUP_DIR = "backups"
 BATCH = 500
@@ -67,6 +70,7 @@ class DatabaseScrub:
     by_source: dict[str, int] = field(default_factory=dict)
     rules: dict[str, int] = field(default_factory=dict)
     origin: bool = False  # the stored origin URL held a credential
+    paths: int = 0  # file paths in the sync's bookkeeping tables that held one
     backup: str | None = None
     compacted: str = ""  # what became of the file after the update
 
@@ -81,8 +85,9 @@ class ScrubReport:
 
     @property
     def found(self) -> int:
-        """Nodes, origins and log lines that held a secret."""
-        return sum(p.nodes + p.origin for p in self.projects) + sum(g.lines for g in self.logs)
+        """Nodes, origins, bookkeeping paths and log lines that held a secret."""
+        stored = sum(p.nodes + p.origin + p.paths for p in self.projects)
+        return stored + sum(g.lines for g in self.logs)
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "found": self.found}
@@ -102,7 +107,9 @@ class ScrubReport:
                     "stores it again from `git config remote.origin.url`: take the credential "
                     "out of the remote URL (a credential helper keeps it)"
                 )
-            if not p.nodes and not p.origin:
+            if p.paths:
+                out.append(f"  paths   {p.paths} file paths in sync bookkeeping {verb}")
+            if not p.nodes and not p.origin and not p.paths:
                 out.append("  nodes   no secret found")
             if p.backup:
                 out.append(
@@ -178,13 +185,16 @@ class _Change:
     """A node with its secrets redacted, and the rules that did it."""
 
     seq: int
+    node_id: str  # as stored: derived from the ref as collected, so not node.id
     node: Node
+    ref: str  # redacted; the Node keeps the stored ref, whose id it would otherwise change
     rules: Counter[str]
     paths_changed: bool
 
 
 def _scrubbed(value: Any, tally: Counter[str]) -> Any:
-    """``value`` with every string in it redacted (meta is JSON: strings, lists, objects)."""
+    """``value`` with every string in it redacted, keys included (meta is JSON: strings,
+    lists, objects)."""
     if isinstance(value, str):
         text, found = redact_tally(value)
         tally.update(found)
@@ -192,13 +202,13 @@ def _scrubbed(value: Any, tally: Counter[str]) -> Any:
     if isinstance(value, list):
         return [_scrubbed(item, tally) for item in value]
     if isinstance(value, dict):
-        return {key: _scrubbed(item, tally) for key, item in value.items()}
+        return {_scrubbed(str(key), tally): _scrubbed(item, tally) for key, item in value.items()}
     return value
 
 
 def _change(row: Sequence[Any]) -> _Change | None:
     """The node of one ``_COLUMNS`` row (plus meta) with its secrets redacted; None if none."""
-    seq, _id, pid, kind, source, ref, grp, title, body, paths, ts, signal, provenance, meta = row
+    seq, nid, pid, kind, source, ref, grp, title, body, paths, ts, signal, provenance, meta = row
     tally: Counter[str] = Counter()
     files = paths.split("\n") if paths else []
     node = Node(
@@ -211,11 +221,12 @@ def _change(row: Sequence[Any]) -> _Change | None:
         ts=ts,
         signal=signal,
         provenance=provenance,
-        grp=grp,
+        grp=_scrubbed(grp, tally) if grp is not None else None,
         files=_scrubbed(files, tally),
         meta=_scrubbed(decode_meta(meta), tally),
     )
-    return _Change(seq, node, tally, node.files != files) if tally else None
+    clean_ref = _scrubbed(ref, tally)
+    return _Change(seq, nid, node, clean_ref, tally, node.files != files) if tally else None
 
 
 def _changes(rows: list[tuple[Any, ...]]) -> list[_Change]:
@@ -249,6 +260,32 @@ async def _reload(db: Database, seqs: list[int]) -> list[_Change]:
     return changes
 
 
+# Bookkeeping tables keyed by a file's path (a file may be named after a token): a sync's
+# caches of what it read. A redacted key is only a cache miss: the file is read again.
+_PATH_COLUMNS = (("doc_files", "path"), ("source_files", "path"), ("import_edges", "src"),
+                 ("import_edges", "dst"))  # fmt: skip
+
+
+async def _paths(db: Database) -> list[tuple[str, str, str, str]]:
+    """Paths in the bookkeeping tables that hold a secret: (table, column, path, redacted)."""
+    found = []
+    for table, column in _PATH_COLUMNS:
+        for (path,) in await db.fetchall(f"select distinct {column} from {table}"):
+            clean, hits = redact_tally(path)
+            if hits:
+                found.append((table, column, path, clean))
+    return found
+
+
+async def _write_paths(db: Database, paths: list[tuple[str, str, str, str]]) -> None:
+    for table, column, path, clean in paths:
+        # A row whose redacted key already exists is a duplicate: the second goes.
+        await db.execute(
+            f"update or ignore {table} set {column} = ? where {column} = ?", (clean, path)
+        )
+        await db.execute(f"delete from {table} where {column} = ?", (path,))
+
+
 async def _origins(db: Database) -> list[tuple[str, str]]:
     """Projects whose stored origin URL holds a credential: (id, redacted URL)."""
     found = []
@@ -268,13 +305,14 @@ async def scrub_database(
     ``remaps`` moves its cursors of the logs already rewritten."""
     db, apply = engine.db, report.applied
     result = DatabaseScrub(engine.repo.name, str(engine.repo.root), str(db.path))
-    changes, origins = await _plan(db), await _origins(db)
+    changes, origins, paths = await _plan(db), await _origins(db), await _paths(db)
     _count(result, changes, bool(origins))
+    result.paths = len(paths)
     if not apply:
         return result
     seqs = [c.seq for c in changes]
     await vectors.delete(db, seqs, check_only=True)  # refuse before anything is written
-    if changes or origins:
+    if changes or origins or paths:
         result.backup = str(await backup(db, engine.workspace / BACKUP_DIR))
     # Freed space is zeroed as it is freed: belt and braces, should the VACUUM below fail.
     await db.execute("pragma secure_delete = on")
@@ -282,11 +320,13 @@ async def scrub_database(
         changes = await _reload(db, seqs)
         _count(result, changes, bool(origins))
         await _write(db, changes)
+        await _write_paths(db, await _paths(db))
         await db.executemany(
             "update projects set origin = ? where id = ?", [(o, p) for p, o in origins]
         )
         await vectors.delete(db, [c.seq for c in changes])  # re-embedded, redacted, later
         remapped = await remap_cursors(db, remaps)
+        await set_cursor(db, engine.project_id, TABLE_CURSOR, TABLE_VERSION)
         log_lines = sum(log.lines for log in report.logs)
         if changes or origins or remapped or log_lines:
             await audit.record(
@@ -301,7 +341,7 @@ async def scrub_database(
                 log_cursors=remapped,
                 backup=result.backup,
             )
-    done = await compact(db, rebuild_fts=bool(changes), vacuum=bool(changes or origins))
+    done = await compact(db, rebuild_fts=bool(changes), vacuum=bool(changes or origins or paths))
     result.compacted = _compaction_text(done)
     return result
 
@@ -319,9 +359,12 @@ async def _write(db: Database, changes: list[_Change]) -> None:
     # The FTS index follows through the nodes_au trigger; the rebuild after this transaction
     # then drops the old terms from its segments.
     await db.executemany(
-        "update nodes set title = ?, body = ?, paths = ?, meta = ?, content_hash = ? where seq = ?",
+        "update nodes set ref = ?, grp = ?, title = ?, body = ?, paths = ?, meta = ?, "
+        "content_hash = ? where seq = ?",
         [
             (
+                c.ref,
+                c.node.grp,
                 c.node.title,
                 c.node.body,
                 "\n".join(c.node.files),
@@ -334,10 +377,10 @@ async def _write(db: Database, changes: list[_Change]) -> None:
     )
     for c in changes:
         if c.paths_changed:
-            await db.execute("delete from node_files where node_id = ?", (c.node.id,))
+            await db.execute("delete from node_files where node_id = ?", (c.node_id,))
             await db.executemany(
                 "insert into node_files (node_id, path) values (?, ?) on conflict do nothing",
-                [(c.node.id, path) for path in c.node.files],
+                [(c.node_id, path) for path in c.node.files],
             )
 
 
@@ -398,3 +441,28 @@ def _compaction_text(done: Compaction) -> str:
             "in memory.db-wal until every process using the database has closed it"
         )
     return ", ".join(said)
+
+
+async def note_table_change(engine: Engine, fresh: bool) -> str | None:
+    """After a sync: if this memory was written with another redaction table than this
+    version's, say once, in one line, how many stored nodes the current one would change.
+
+    ``fresh`` is a memory this sync wrote from nothing (a first sync, a rebuild): it is
+    redacted with the current table already. Either way the table is then recorded, so the
+    line is said once per change of table, not on every sync.
+    """
+    db, pid = engine.db, engine.project_id
+    if await get_cursor(db, pid, TABLE_CURSOR) == TABLE_VERSION:
+        return None
+    note = None
+    if not fresh:
+        changes, paths = await _plan(db), await _paths(db)
+        if changes or paths:
+            held = f"{len(changes)} stored nodes" + (f" and {len(paths)} paths" if paths else "")
+            note = (
+                f"the redaction table changed since this memory was written: {held} hold text "
+                "it now redacts; run `nexusmem scrub-secrets --yes` to redact them"
+            )
+    async with db.transaction():
+        await set_cursor(db, pid, TABLE_CURSOR, TABLE_VERSION)
+    return note

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import Any, cast
 
 from ..models import Node
 from ..redact import redact_lines, redact_values
@@ -50,7 +51,7 @@ async def upsert_nodes(db: Database, nodes: Sequence[Node]) -> int:
     rows = []
     files: list[tuple[str, str]] = []
     for n in nodes:
-        title, ref, grp, paths, meta = _redacted(n)
+        title, ref, grp, paths, meta, content_hash = _redacted(n)
         rows.append(
             (
                 n.id,  # from the ref as collected: a hash, which shows nothing of a secret in it
@@ -66,7 +67,7 @@ async def upsert_nodes(db: Database, nodes: Sequence[Node]) -> int:
                 now,
                 n.signal,
                 n.provenance,
-                n.content_hash,
+                content_hash,
                 meta,
                 has_cjk(title) or has_cjk(n.body),  # which nodes the trigram index holds
             )
@@ -80,25 +81,25 @@ async def upsert_nodes(db: Database, nodes: Sequence[Node]) -> int:
     return changed
 
 
-def _redacted(n: Node) -> tuple[str, str, str | None, list[str], str]:
-    """A node's short fields as they may reach disk: title, ref, group, paths and meta.
+def _redacted(n: Node) -> tuple[str, str, str | None, list[str], str, str]:
+    """A node's short fields as they may reach disk: title, ref, group, paths, meta, and the
+    content hash of the node they make.
 
     Collectors redact the bodies they build (before cutting them to size); these fields come
     from names (a file called ``ghp_<36 chars>.txt``, a branch, a heading) and are redacted here,
-    where every node passes, so no collector can forget one.
+    where every node passes, so no collector can forget one. The hash is the redacted node's,
+    as scrub-secrets computes it, so a scrubbed node and its next sync agree.
     """
     head = [n.title, n.ref, n.grp or "", *n.files]
     cleaned = redact_lines(head)
-    meta = redact_values(n.meta)
-    meta_json = (
-        n.meta_json
-        if meta is n.meta
-        else json.dumps(meta, ensure_ascii=False, sort_keys=True, default=str)
-    )
-    if cleaned is head:
-        return n.title, n.ref, n.grp, n.files, meta_json
+    meta = cast(dict[str, Any], redact_values(n.meta))
+    if cleaned is head and meta is n.meta:
+        return n.title, n.ref, n.grp, n.files, n.meta_json, n.content_hash
     title, ref, grp, *paths = cleaned
-    return title, ref, grp if n.grp is not None else None, paths, meta_json
+    clean = replace(  # the ref stays: the id is derived from it, and is a hash already
+        n, title=title, grp=grp if n.grp is not None else None, files=paths, meta=meta
+    )
+    return clean.title, ref, clean.grp, clean.files, clean.meta_json, clean.content_hash
 
 
 async def delete_nodes(db: Database, ids: Iterable[str]) -> int:

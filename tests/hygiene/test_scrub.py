@@ -21,6 +21,7 @@ from nexusmem_core.errors import StoreError
 from nexusmem_core.hygiene.scrub import scrub
 from nexusmem_core.models import Node
 from nexusmem_core.registry import ProjectEntry, register_project
+from nexusmem_core.store import nodes as store_nodes
 from nexusmem_core.store.nodes import decode_meta, get_cursor, set_cursor, upsert_nodes
 
 from ..conftest import Repo, run_cli
@@ -55,16 +56,19 @@ async def store_like_an_old_version(
     agent = {**record, "id": "toolu_1", "cmd": RAW, "error": f"bad token {TOKEN}"}
     hooklog.append(home, agent, AGENT_LOG)
     with monkeypatch.context() as patch:
-        patch.setattr(shell_nodes, "redact", lambda text: text)
+        patch.setattr(shell_nodes, "redact_cut", lambda text, limit: (text[:limit], 0))
         node = shell_nodes.hook_node(engine.project_id, record, 12000, str(engine.repo.root))
-    if nested:
-        node.meta["note"] = [f"token {TOKEN}"]
-        node = dataclasses.replace(node)  # a fresh Node: its cached hash follows the new meta
-    log = home / hooklog.LOG_FILE
-    end = hooklog.read_new(log, hooklog.LogCursor()).cursor
-    async with engine.db.transaction():
-        await upsert_nodes(engine.db, [node])
-        await set_cursor(engine.db, engine.project_id, "shell:hook", end.encode())
+        if nested:
+            node.meta["note"] = [f"token {TOKEN}"]
+            node = dataclasses.replace(node)  # a fresh Node: its cached hash follows the meta
+        log = home / hooklog.LOG_FILE
+        end = hooklog.read_new(log, hooklog.LogCursor()).cursor
+        # The store redacts names and meta now; an old version did not.
+        patch.setattr(store_nodes, "redact_lines", lambda values: values)
+        patch.setattr(store_nodes, "redact_values", lambda value: value)
+        async with engine.db.transaction():
+            await upsert_nodes(engine.db, [node])
+            await set_cursor(engine.db, engine.project_id, "shell:hook", end.encode())
     return node.id
 
 

@@ -28,6 +28,7 @@ from ...config import ConversationSource, ProjectConfig, Settings
 from ...engine import Engine
 from ...logging import get_logger
 from ...models import Node, SyncReport, Writer
+from ...redact import redact
 from ...store.db import Database
 from ..git import RepoInfo
 from ..shell.scope import inside, repository_roots
@@ -154,7 +155,7 @@ async def _remember(db: Database, pid: str, item: Found, transcript: Transcript)
         "values (?, ?, ?, ?, ?, ?, ?) on conflict (project_id, source, path) do update set "
         "size = excluded.size, mtime_ns = excluded.mtime_ns, session = excluded.session, "
         "read_at = excluded.read_at",
-        (pid, item.source, item.path, item.size, item.mtime_ns, session, int(time.time())),
+        (pid, item.source, redact(item.path), item.size, item.mtime_ns, session, int(time.time())),
     )
 
 
