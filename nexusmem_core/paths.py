@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from .errors import UsageError
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -12,6 +14,7 @@ __all__ = [
     "CONFIG_FILE",
     "DB_FILE",
     "WORKSPACE_DIR",
+    "check_path",
     "default_home",
     "home_dir",
     "workspace_dir",
@@ -41,3 +44,22 @@ def default_home() -> Path:
 def workspace_dir(repo_root: Path) -> Path:
     """The per-repository workspace, ``<repo>/.nexusmem``."""
     return repo_root / WORKSPACE_DIR
+
+
+def check_path(path: str | os.PathLike[str], name: str) -> None:
+    """Raise UsageError, naming ``name``, if no file system call can take ``path``.
+
+    A NUL byte or a lone surrogate (one the file system encoding cannot write) makes the first
+    ``os`` call raise a bare ValueError, far from where the path came in; caught here, the
+    message says which argument it was.
+    """
+    text = os.fspath(path)
+    if "\x00" in text:
+        why = "contains a NUL byte (\\x00), which no path can hold"
+    else:
+        try:
+            os.fsencode(text)
+            return
+        except UnicodeEncodeError as err:
+            why = f"contains {text[err.start]!r}, which the file system cannot encode"
+    raise UsageError(f"{name} {text!r} {why}: pass the repository's real path")

@@ -152,11 +152,13 @@ async def serve(settings: Settings) -> None:
     """Serve MCP over stdio until the client goes away."""
     from nexusmem_core.store import sketches
 
+    from .stdio import serve_stdio
+
     server = build_server(settings)
     # After the server exists: MCPServer configures stdlib logging in its constructor.
     configure_logging(settings.log_level)
     sketches.keep_warm()  # a server answers many searches: stale sign pages are read anyway
-    await server.run_stdio_async()
+    await serve_stdio(server)  # not run_stdio_async: it leaves some requests unanswered
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.errors import NexusMemError
 from nexusmem_core.models import SearchResponse, Status, SyncReport
+from nexusmem_core.paths import check_path
 
 if TYPE_CHECKING:
     from .server import AppContext
@@ -53,12 +54,21 @@ Roots = Annotated[ListRootsResult, Resolve(_client_roots)]
 
 def _root(project_root: str | None, roots: ListRootsResult) -> Path:
     if project_root:
-        return Path(project_root)
+        return _checked(project_root, "project_root")
     for root in roots.roots:
         uri = urlparse(str(root.uri))
         if uri.scheme == "file":
-            return Path(unquote(uri.path))
+            return _checked(unquote(uri.path), "project_root (the client's root)")
     return Path.cwd()
+
+
+def _checked(path: str, name: str) -> Path:
+    """``path``, or a tool error naming ``name`` if no file system call could take it."""
+    try:
+        check_path(path, name)
+    except NexusMemError as err:
+        raise ToolError(str(err)) from err
+    return Path(path)
 
 
 def _text(text: str, structured: dict[str, Any]) -> CallToolResult:

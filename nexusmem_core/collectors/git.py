@@ -20,6 +20,7 @@ import anyio
 from anyio.abc import Process
 
 from ..errors import GitError, GitNotFoundError, NexusMemError, NotAGitRepositoryError
+from ..paths import check_path
 
 __all__ = [
     "LOG_FORMAT",
@@ -177,6 +178,7 @@ async def git_stream(cwd: Path, *args: str) -> AsyncIterator[bytes]:
 
 async def read_repo(path: Path) -> RepoInfo:
     """Resolve the work tree containing ``path``, its origin and HEAD."""
+    check_path(path, "the repository path")
     if not path.exists():
         raise NotAGitRepositoryError(f"{path} does not exist: pass -C <repository>")
     root = Path((await git(path, "rev-parse", "--show-toplevel")).strip())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from nexusmem_core.collectors.git import (
@@ -11,7 +13,9 @@ from nexusmem_core.collectors.git import (
     _split,
     commit_signal,
     normalize_origin,
+    read_repo,
 )
+from nexusmem_core.errors import UsageError
 
 
 @pytest.mark.parametrize(
@@ -56,3 +60,13 @@ def test_a_marker_inside_a_message_stays_in_that_message():
     assert "more body" in commits[0].message
     assert commits[0].changes == [("M", "a.txt")]
     assert commits[1].parents == [sha1]
+
+
+@pytest.mark.parametrize("path", ["a\x00b", "a\ud800b"], ids=["nul", "surrogate"])
+async def test_a_repository_path_no_file_can_have_is_a_one_line_usage_error(path: str):
+    # Every adapter's path meets git here; the CLI prints the message as its one line.
+    with pytest.raises(UsageError) as caught:
+        await read_repo(Path(path))
+    message = str(caught.value)
+    assert message.startswith(f"the repository path {path!r} contains")
+    assert message.endswith("pass the repository's real path") and "\n" not in message

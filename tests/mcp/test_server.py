@@ -102,6 +102,50 @@ async def test_errors_come_back_as_tool_errors(server, tmp_path: Path, repo: Rep
     assert bad.is_error
 
 
+# The fewest arguments each tool that takes project_root needs besides it.
+LEAST_ARGUMENTS: dict[str, dict[str, object]] = {
+    "search_memory": {"query": "x"},
+    "sync_project": {},
+    "get_status": {},
+    "list_recent_memory": {},
+    "list_stale": {},
+    "list_contradictions": {},
+    "mark_stale": {"old_id": "a", "new_id": "b"},
+    "review_memory": {"node_id": "a", "verdict": "verify"},
+    "forget_memory": {"value": "x"},
+}
+
+
+@pytest.mark.parametrize("root", ["/tmp/x\x00y", "/tmp/x\ud800y"], ids=["nul", "surrogate"])
+async def test_a_project_root_no_path_can_hold_is_a_one_line_tool_error(server, root: str):
+    async with Client(server) as client:
+        tools = (await client.list_tools()).tools
+        assert {t.name for t in tools if "project_root" in t.input_schema["properties"]} == set(
+            LEAST_ARGUMENTS
+        )
+        results = {
+            name: await client.call_tool(name, {**arguments, "project_root": root})
+            for name, arguments in LEAST_ARGUMENTS.items()
+        }
+    for name, result in results.items():
+        text = result.content[0].text
+        assert result.is_error, name
+        assert f"project_root {root!r} contains" in text, text
+        assert text.endswith("pass the repository's real path") and "\n" not in text
+
+
+async def test_a_client_root_no_path_can_hold_is_a_tool_error(server):
+    async def roots(_ctx):
+        return ListRootsResult(roots=[Root(uri="file:///tmp/x%00y")])
+
+    async with Client(server, list_roots_callback=roots) as client:
+        status = await client.call_tool("get_status", {})
+    assert status.is_error
+    assert "project_root (the client's root) '/tmp/x\\x00y' contains a NUL byte" in (
+        status.content[0].text
+    )
+
+
 async def test_resources_expose_status_and_nodes(
     server, repo: Repo, monkeypatch: pytest.MonkeyPatch
 ):
