@@ -36,6 +36,7 @@ from tests.secrets.corpus import (  # noqa: E402
     ordinary_commands,
     prefixed,
 )
+from tests.secrets.formats import KINDS  # noqa: E402
 from tests.secrets.leaks import counts, missed, sha_survival  # noqa: E402
 from tests.secrets.ordinary import ordinary_errors  # noqa: E402
 
@@ -66,9 +67,10 @@ def main() -> int:
     progress("done")
 
     kinds = Counter(s.klass for s in secrets)
-    providers = len({s.family for s in secrets if s.klass == "prefixed"})
+    providers = len({s.family for s in secrets if s.klass == "prefixed"} - KINDS)
     print(f"## Secret channels (seed {args.seed})\n")
-    print(f"{kinds['prefixed']} prefixed tokens ({providers} providers and kinds), "
+    print(f"{kinds['prefixed']} prefixed tokens ({providers} providers, private keys, "
+          "connection strings), "
           f"{kinds['keyword']} keyword secrets, {len(negatives.commands)} ordinary commands, "
           f"{len(negatives.errors)} ordinary failure messages.\n")  # fmt: skip
     print(results.markdown())

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-__all__ = ["FORMATS", "Format"]
+__all__ = ["FORMATS", "KINDS", "Format"]
 
 DIGITS = string.digits
 HEX = "0123456789abcdef"
@@ -271,6 +271,9 @@ def _u(*parts: str | tuple[str, int]) -> Callable[[random.Random], str]:
     """A token of literal parts and ``(alphabet, length)`` runs."""
     return lambda r: "".join(p if isinstance(p, str) else pick(r, p[0], p[1]) for p in parts)
 
+
+# Families that are kinds of secret rather than providers: private keys and database URLs.
+KINDS = frozenset({"pem", "postgres", "mongodb", "redis", "mysql", "rabbitmq"})
 
 # --- The table --------------------------------------------------------------------------------
 
