@@ -133,9 +133,9 @@ _I = re.IGNORECASE
 
 
 def _credential_like(value: str) -> bool:
-    """A header-ish value that could be a credential: a digit in it, or 20+ characters. Keeps
-    YAML such as GitHub Actions' ``id-token: write`` readable."""
-    return len(value) >= 20 or any(char.isdigit() for char in value)
+    """A header-ish value that could be a credential: a digit in it, 20+ characters, or random
+    letters. Keeps YAML such as GitHub Actions' ``id-token: write`` readable."""
+    return len(value) >= 20 or any(char.isdigit() for char in value) or looks_random(value)
 
 
 CONTEXT_RULES: tuple[Rule, ...] = (
@@ -420,6 +420,30 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         ("pass", "secret", "token", "credential", "auth", "key"),
         group="secret",
     ),
+    # A `.netrc` line: `machine host login user password VALUE`. The word `password` alone is
+    # prose as often, so it must follow `login <user>`.
+    context_rule(
+        "netrc_password",
+        r"""(?<![\w-])login[ \t]+[^\s'"]+[ \t]+(?:password|passwd)[ \t]+"""
+        r"""(?P<secret>""" + _FRESH + r"""[^\s'"]+)""",
+        "machine api.example.com login deploy password 9f8e7d6c5b4a",
+        "machine api.example.com login deploy password [REDACTED]",
+        ("login",),
+        group="secret",
+    ),
+    # XML settings that name the secret in one attribute and hold it in the next:
+    # `<add key="ClearTextPassword" value="..." />` (NuGet), `<entry key="db.password" value=`.
+    context_rule(
+        "xml_key_value",
+        r"""key=(?P<q>["'])[\w.:-]{0,60}?"""
+        r"""(?:password|passwd|secret|token|api_?key|apikey|credential)(?P=q)[ \t]+value="""
+        r"""(?P<v>["'])(?P<secret>""" + _FRESH + r"""(?!\$)[^"'\n]+)(?P=v)""",
+        '<add key="ClearTextPassword" value="9f8e7d6c5b4a" />',
+        '<add key="ClearTextPassword" value="[REDACTED]" />',
+        ("pass", "secret", "token", "key", "credential"),
+        group="secret",
+        flags=_I,
+    ),
     # --- Written as code and config files write it: `api_key = "..."`, `token: ...` (YAML),
     # `secret := "..."` (Go), `:password => '...'` (Ruby), TOML and INI. The name must end with a
     # secret word, as for assignments, and since a space or a colon is just as often code
@@ -430,11 +454,12 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     context_rule(
         "keyword_value",
         r"""(?:pass(?:word|wd|phrase)|_pwd|_pass|secret|token|credentials?|auth"""
-        r"""|api_?key|apikey|access_?key|private_?key|auth_?key|encryption_?key|signing_?key"""
-        r"""|master_?key|client_?secret)(?![A-Za-z0-9_])["']?[ \t]*(?::=|=>|\?=|[:=])[ \t]*"""
+        r"""|api[ _-]?key|apikey|access_?key|private_?key|secret_?key|auth_?key|encryption_?key"""
+        r"""|signing_?key|master_?key|client_?secret)(?![A-Za-z0-9_])["']?"""
+        r"""(?:[ \t]*(?::=|=>|\?=|[:=])[ \t]*|[ \t]+is[ \t]+)"""
         r"""(?P<q>["'`])?(?P<secret>"""
         + _FRESH
-        + r"""(?(q)[^"'`\n]{8,200}+|[A-Za-z0-9_.=+/~!@#%^&*-]{8,200}+))"""
+        + r"""(?(q)[^"'`\n]{8,200}+|[A-Za-z0-9_.=+/~!@#$%^&*?:-]{8,200}+))"""
         r"""(?(q)(?P=q)|(?![^\s,;)\]}]))""",
         'client = Client(api_key = "9f8e7d6c5b4a3f2e1d0c", retries=3)',
         'client = Client(api_key = "[REDACTED]", retries=3)',

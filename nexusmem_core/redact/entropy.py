@@ -30,19 +30,41 @@ def shannon(value: str) -> float:
     return -sum(n / total * math.log2(n / total) for n in counts.values())
 
 
-def looks_random(value: str) -> bool:
-    """True when ``value`` looks like a generated secret rather than a word or a reference.
+# Characters that make a value look chosen as a password: not the ones identifiers are made of.
+_SYMBOLS = frozenset("!#$%&*+=?@^~/")
+_HEX = frozenset("0123456789abcdef")
 
-    It must be at least 8 characters, hold both a letter and a digit, not be a reference
-    (``$VAR``, ``${{ ... }}``, ``os.environ[...]``), and have entropy above what its length
-    allows by chance for text: 3.0 bits per character up to 15 characters, 3.3 from 16 (16
-    random hex digits average about 3.5; an English word of that length about 3.0).
+
+def looks_random(value: str) -> bool:
+    """True when ``value`` looks like a generated or chosen secret rather than a word, an
+    identifier or a reference.
+
+    It must be at least 8 characters and not a reference (``$VAR``, ``${{ ... }}``,
+    ``os.environ[...]``). Then any of:
+
+    * a password a person chose: three of lowercase, uppercase, digits and symbols
+      (``Tr0ub4dor&3xyz``; ``_`` and ``-`` are identifier characters, not symbols);
+    * 16 or more hex digits, letters among them;
+    * letters and digits spread evenly: entropy of 3.0 bits per character (16 random hex
+      digits average about 3.5, and one in twenty falls below 3.3; ``release2`` has 2.75);
+    * letters only, 16 or more, in mixed case throughout (a quarter to three quarters upper
+      case, where ``CamelCaseNames`` have a fifth) and entropy of 3.5.
     """
     value = value.strip()
     if len(value) < MIN_LENGTH or value.startswith("$"):
         return False
     if any(marker in value for marker in _REFERENCES):
         return False
-    if not any(char.isdigit() for char in value) or not any(char.isalpha() for char in value):
-        return False
-    return shannon(value) >= (3.0 if len(value) < 16 else 3.3)
+    lower = any(char.islower() for char in value)
+    upper = sum(char.isupper() for char in value)
+    digit = any(char.isdigit() for char in value)
+    symbol = any(char in _SYMBOLS for char in value)
+    if lower + bool(upper) + digit + symbol >= 3:
+        return True
+    if digit and (lower or upper):
+        if len(value) >= 16 and all(char in _HEX for char in value.lower()):
+            return True  # a hex key: evenly spread by construction, whatever this sample shows
+        return shannon(value) >= 3.0
+    if len(value) >= 16 and lower and 0.25 <= upper / len(value) <= 0.75:
+        return shannon(value) >= 3.5
+    return False
