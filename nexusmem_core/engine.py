@@ -20,11 +20,15 @@ from .embed.ollama import OllamaEmbedder
 from .errors import NotInitialisedError
 from .files import make_dir, replace_file
 from .identity import Prior, settle
+from .logging import get_logger
 from .paths import CONFIG_FILE, DB_FILE, workspace_dir
+from .private import PRIVATE_DIR, PRIVATE_FILE, home_paths, tighten, workspace_paths
 from .registry import ProjectEntry
 from .store.db import Database, open_database
 
 __all__ = ["Engine", "ensure_workspace", "memory_repo", "open_engine", "read_project"]
+
+log = get_logger("engine")
 
 
 @dataclass
@@ -80,25 +84,26 @@ class Engine:
 
 
 def ensure_workspace(root: Path) -> list[str]:
-    """Create ``.nexusmem/`` with its ``.gitignore`` and ``config.json``; return what was made.
+    """Create ``.nexusmem/`` (0700) with its ``.gitignore`` and ``config.json`` (0600); return
+    what was made.
 
     An existing config is validated, never rewritten.
     """
     ws = workspace_dir(root)
     created = []
     if not ws.exists():
-        make_dir(ws)
+        make_dir(ws, PRIVATE_DIR)
         created.append(str(ws))
     ignore = ws / ".gitignore"
     if not ignore.exists():
         # The workspace ignores itself, so init never edits a file it does not own.
-        replace_file(ignore, "*\n")
+        replace_file(ignore, "*\n", mode=PRIVATE_FILE)
         created.append(str(ignore))
     config = ws / CONFIG_FILE
     if config.exists():
         load_config(config)
     else:
-        replace_file(config, dump_config(ProjectConfig()))
+        replace_file(config, dump_config(ProjectConfig()), mode=PRIVATE_FILE)
         created.append(str(config))
     return created
 
@@ -118,6 +123,18 @@ async def read_project(path: Path) -> tuple[RepoInfo, ProjectConfig]:
     without opening (or creating) memory."""
     repo = await memory_repo(await read_repo(path.expanduser()))
     return repo, load_config(workspace_dir(repo.root) / CONFIG_FILE)
+
+
+def _make_private(workspace: Path, home: Path) -> None:
+    """Tighten what an older NexusMem, a copy or a hand left readable by others in the
+    workspace and the home (see :mod:`.private`), and say so in one line."""
+    changed = tighten([*workspace_paths(workspace), *home_paths(home)])
+    if changed:
+        log.warning(
+            "permissions_tightened",
+            changed=", ".join(changed),
+            why="other local users could read them; NexusMem keeps them private (0700/0600)",
+        )
 
 
 @asynccontextmanager
@@ -143,6 +160,8 @@ async def open_engine(
     async with open_database(
         ws / DB_FILE, read_only=read_only, vectors=settings.vector != "off"
     ) as db:
+        # After the open: the database's -wal and -shm exist by now, and are tightened too.
+        _make_private(ws, settings.home)
         engine = Engine(settings=settings, repo=repo, config=config, db=db)
         await settle(engine, writable=not read_only)  # the origin may have changed
         yield engine
