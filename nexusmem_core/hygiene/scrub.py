@@ -276,8 +276,6 @@ async def scrub_database(
     await vectors.delete(db, seqs, check_only=True)  # refuse before anything is written
     if changes or origins:
         result.backup = str(await backup(db, engine.workspace / BACKUP_DIR))
-    # Freed space is zeroed as it is freed: belt and braces, should the VACUUM below fail.
-    await db.execute("pragma secure_delete = on")
     async with db.transaction():
         changes = await _reload(db, seqs)
         _count(result, changes, bool(origins))

@@ -332,6 +332,9 @@ async def _prepare(db: Database, read_only: bool) -> None:
     path = db.path
     await db.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
     await db.execute("pragma foreign_keys = on")
+    # What is deleted is overwritten with zeros as it is freed, rather than left in free pages
+    # and in the free space of pages until a VACUUM (which a killed forget never reached).
+    await db.execute("pragma secure_delete = on")
     version = await schema_version(db)
     if version > LATEST:
         raise StoreError(
