@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .collectors.git import RepoInfo, main_checkout, read_repo
 from .config import ProjectConfig, Settings, dump_config, load_config
 from .embed.ollama import OllamaEmbedder
-from .errors import NotInitialisedError
+from .errors import NotInitialisedError, StoreError
 from .files import make_dir, replace_file
 from .identity import Prior, settle
 from .logging import get_logger
@@ -25,6 +25,7 @@ from .paths import CONFIG_FILE, DB_FILE, workspace_dir
 from .private import PRIVATE_DIR, PRIVATE_FILE, home_paths, tighten, workspace_paths
 from .registry import ProjectEntry
 from .store.db import Database, open_database
+from .store.maintenance import Compaction, due, finish_due
 
 __all__ = ["Engine", "ensure_workspace", "memory_repo", "open_engine", "read_project"]
 
@@ -137,6 +138,32 @@ def _make_private(workspace: Path, home: Path) -> None:
         )
 
 
+async def _finish_compaction(db: Database, read_only: bool) -> None:
+    """Finish the compaction that a forget, prune-source or scrub-secrets killed after its
+    commit left marked (see :mod:`.store.maintenance`), and say so in one line. A read-only
+    open does it on a writable connection of its own, if the file can be written at all."""
+    if not await due(db):
+        return
+    event, fields = "compaction_resumed", {}
+    try:
+        if not read_only:
+            fields = asdict(await finish_due(db) or Compaction())
+        elif not db.immutable:
+            async with open_database(db.path, vectors=db.vectors.loaded) as writer:
+                fields = asdict(await finish_due(writer) or Compaction())
+        else:
+            event, fields = "compaction_pending", {"error": "the file cannot be written now"}
+    except StoreError as err:
+        event, fields = "compaction_pending", {"error": str(err)}
+    log.warning(
+        event,
+        database=str(db.path),
+        why="an earlier forget, prune-source or scrub-secrets stopped before it compacted the "
+        "file, whose free space may hold the text it removed",
+        **fields,
+    )
+
+
 @asynccontextmanager
 async def open_engine(
     settings: Settings, path: Path, *, create: bool = False, read_only: bool = False
@@ -162,6 +189,7 @@ async def open_engine(
     ) as db:
         # After the open: the database's -wal and -shm exist by now, and are tightened too.
         _make_private(ws, settings.home)
+        await _finish_compaction(db, read_only)
         engine = Engine(settings=settings, repo=repo, config=config, db=db)
         await settle(engine, writable=not read_only)  # the origin may have changed
         yield engine
