@@ -183,12 +183,13 @@ async def open_engine(
             f"{repo.root} has no NexusMem memory yet: run `nexusmem init` (or `nexusmem sync` "
             "after it) in that repository"
         )
+    # Before the database is opened: a read-only open of an older schema fails in it, and a
+    # database made 0600 first gets a -wal and -shm of its own mode.
+    _make_private(ws, settings.home)
     config = load_config(ws / CONFIG_FILE)
     async with open_database(
         ws / DB_FILE, read_only=read_only, vectors=settings.vector != "off"
     ) as db:
-        # After the open: the database's -wal and -shm exist by now, and are tightened too.
-        _make_private(ws, settings.home)
         await _finish_compaction(db, read_only)
         engine = Engine(settings=settings, repo=repo, config=config, db=db)
         await settle(engine, writable=not read_only)  # the origin may have changed

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from nexusmem_core.store.migrations import MIGRATIONS
+
 from .conftest import NEXUSMEM, Repo, run_cli
 
 TOKEN = "ghp_" + "Q7w8E9r0" * 4 + "T1y2"  # a GitHub token: scrub-secrets backs up, then redacts
@@ -118,6 +120,24 @@ def test_a_workspace_readable_by_others_is_tightened_on_its_next_open_in_one_lin
 
     again = run_cli("status", *at)
     assert again.returncode == 0 and "permissions_tightened" not in again.stderr
+
+
+def test_an_older_schema_is_tightened_by_the_read_only_command_that_refuses_it(
+    repo: Repo, home: Path
+):
+    at = ("-C", str(repo.path))
+    assert run_cli("init", *at).returncode == 0
+    db = repo.path / ".nexusmem" / "memory.db"
+    latest = MIGRATIONS[-1][0]
+    with sqlite3.connect(db) as conn:  # as an older NexusMem left it
+        conn.execute("delete from schema_migrations where version = ?", (latest,))
+    conn.close()
+    os.chmod(db, 0o644)
+
+    out = run_cli("status", *at)
+    assert out.returncode == 1 and "run `nexusmem sync` to upgrade it" in out.stderr
+    assert "permissions_tightened" in out.stderr
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600
 
 
 def test_a_symbolic_link_in_the_workspace_is_not_followed(repo: Repo, tmp_path: Path):
