@@ -10,21 +10,26 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .collectors.git import RepoInfo, main_checkout, read_repo
 from .config import ProjectConfig, Settings, dump_config, load_config
 from .embed.ollama import OllamaEmbedder
-from .errors import NotInitialisedError
+from .errors import NotInitialisedError, StoreError
 from .files import make_dir, replace_file
 from .identity import Prior, settle
+from .logging import get_logger
 from .paths import CONFIG_FILE, DB_FILE, workspace_dir
+from .private import PRIVATE_DIR, PRIVATE_FILE, home_paths, tighten, workspace_paths
 from .registry import ProjectEntry
 from .store.db import Database, open_database
+from .store.maintenance import Compaction, due, finish_due
 
 __all__ = ["Engine", "ensure_workspace", "memory_repo", "open_engine", "read_project"]
+
+log = get_logger("engine")
 
 
 @dataclass
@@ -80,25 +85,26 @@ class Engine:
 
 
 def ensure_workspace(root: Path) -> list[str]:
-    """Create ``.nexusmem/`` with its ``.gitignore`` and ``config.json``; return what was made.
+    """Create ``.nexusmem/`` (0700) with its ``.gitignore`` and ``config.json`` (0600); return
+    what was made.
 
     An existing config is validated, never rewritten.
     """
     ws = workspace_dir(root)
     created = []
     if not ws.exists():
-        make_dir(ws)
+        make_dir(ws, PRIVATE_DIR)
         created.append(str(ws))
     ignore = ws / ".gitignore"
     if not ignore.exists():
         # The workspace ignores itself, so init never edits a file it does not own.
-        replace_file(ignore, "*\n")
+        replace_file(ignore, "*\n", mode=PRIVATE_FILE)
         created.append(str(ignore))
     config = ws / CONFIG_FILE
     if config.exists():
         load_config(config)
     else:
-        replace_file(config, dump_config(ProjectConfig()))
+        replace_file(config, dump_config(ProjectConfig()), mode=PRIVATE_FILE)
         created.append(str(config))
     return created
 
@@ -120,6 +126,44 @@ async def read_project(path: Path) -> tuple[RepoInfo, ProjectConfig]:
     return repo, load_config(workspace_dir(repo.root) / CONFIG_FILE)
 
 
+def _make_private(workspace: Path, home: Path) -> None:
+    """Tighten what an older NexusMem, a copy or a hand left readable by others in the
+    workspace and the home (see :mod:`.private`), and say so in one line."""
+    changed = tighten([*workspace_paths(workspace), *home_paths(home)])
+    if changed:
+        log.warning(
+            "permissions_tightened",
+            changed=", ".join(changed),
+            why="other local users could read them; NexusMem keeps them private (0700/0600)",
+        )
+
+
+async def _finish_compaction(db: Database, read_only: bool) -> None:
+    """Finish the compaction that a forget, prune-source or scrub-secrets killed after its
+    commit left marked (see :mod:`.store.maintenance`), and say so in one line. A read-only
+    open does it on a writable connection of its own, if the file can be written at all."""
+    if not await due(db):
+        return
+    event, fields = "compaction_resumed", {}
+    try:
+        if not read_only:
+            fields = asdict(await finish_due(db) or Compaction())
+        elif not db.immutable:
+            async with open_database(db.path, vectors=db.vectors.loaded) as writer:
+                fields = asdict(await finish_due(writer) or Compaction())
+        else:
+            event, fields = "compaction_pending", {"error": "the file cannot be written now"}
+    except StoreError as err:
+        event, fields = "compaction_pending", {"error": str(err)}
+    log.warning(
+        event,
+        database=str(db.path),
+        why="an earlier forget, prune-source or scrub-secrets stopped before it compacted the "
+        "file, whose free space may hold the text it removed",
+        **fields,
+    )
+
+
 @asynccontextmanager
 async def open_engine(
     settings: Settings, path: Path, *, create: bool = False, read_only: bool = False
@@ -139,10 +183,14 @@ async def open_engine(
             f"{repo.root} has no NexusMem memory yet: run `nexusmem init` (or `nexusmem sync` "
             "after it) in that repository"
         )
+    # Before the database is opened: a read-only open of an older schema fails in it, and a
+    # database made 0600 first gets a -wal and -shm of its own mode.
+    _make_private(ws, settings.home)
     config = load_config(ws / CONFIG_FILE)
     async with open_database(
         ws / DB_FILE, read_only=read_only, vectors=settings.vector != "off"
     ) as db:
+        await _finish_compaction(db, read_only)
         engine = Engine(settings=settings, repo=repo, config=config, db=db)
         await settle(engine, writable=not read_only)  # the origin may have changed
         yield engine

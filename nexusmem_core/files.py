@@ -68,10 +68,11 @@ def replace_file(path: Path, text: str, mode: int | None = None) -> None:
         raise FileAccessError(_message("write", path, err)) from err
 
 
-def make_dir(path: Path) -> None:
-    """Create the directory ``path`` and its parents; one that exists is fine."""
+def make_dir(path: Path, mode: int = 0o777) -> None:
+    """Create the directory ``path`` (with ``mode``, less the umask) and its parents; one that
+    exists is fine, and keeps its mode."""
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=mode, parents=True, exist_ok=True)
     except OSError as err:
         raise FileAccessError(_message("create", path, err)) from err
 

@@ -91,7 +91,7 @@ def _create(path: Path, token: str) -> bool:
     """
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
     try:
-        tmp.write_text(token, encoding="ascii")
+        _write_private(tmp, token)
         try:
             os.link(tmp, path)
             return True
@@ -103,19 +103,24 @@ def _create(path: Path, token: str) -> bool:
         with contextlib.suppress(OSError):
             tmp.unlink()
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        _write_private(path, token)
     except FileExistsError:
         return False
+    return True
+
+
+def _write_private(path: Path, token: str) -> None:
+    """A new file holding ``token``, 0600 like everything in the workspace."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="ascii") as handle:
         handle.write(token)
-    return True
 
 
 def _take_over(path: Path, token: str) -> Lock:
     """Replace a stale lock in one step, then look again: of two processes doing this at
     once, the one whose token is not in the file stands down."""
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
-    tmp.write_text(token, encoding="ascii")
+    _write_private(tmp, token)
     os.replace(tmp, path)
     held = _read(path)
     if held != token:

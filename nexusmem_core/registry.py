@@ -68,13 +68,13 @@ def load_registry(home: Path) -> list[ProjectEntry]:
 
 @contextlib.contextmanager
 def _locked(home: Path) -> Iterator[None]:
-    make_dir(home)
+    make_dir(home, 0o700)
     lock = home / ".projects.lock"
     try:
-        handle = open(lock, "a+b")  # noqa: SIM115 (closed below, after the error mapping)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)  # private, as all of the home is
     except OSError as err:
         raise file_error("write", lock, err) from err
-    with handle:
+    with open(fd, "r+b") as handle:
         try:
             import fcntl
         except ImportError:  # Windows: last writer wins, the file is still never torn

@@ -134,6 +134,7 @@ class Memory:
             Path(f"{self.db}{suffix}").unlink(missing_ok=True)
         (self.db.parent / "sync.lock").unlink(missing_ok=True)
         shutil.copyfile(self.snapshots / f"{name}.db", self.db)
+        os.chmod(self.db, 0o600)  # as NexusMem keeps it: a looser copy is tightened, and said
 
 
 def _in_process(

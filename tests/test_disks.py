@@ -35,10 +35,12 @@ class Disks:
         self.mounted: list[Path] = []
 
     def mount(self, path: Path, kib: int) -> Path:
+        """A ``kib`` KiB file system at ``path``, its root 0700 as NexusMem makes its own
+        directories (a looser one is tightened on the next open, with a line of its own)."""
         path.mkdir(parents=True, exist_ok=True)
         try:
             done = subprocess.run(
-                ["mount", "-t", "tmpfs", "-o", f"size={kib}k,mode=0755", "tmpfs", str(path)],
+                ["mount", "-t", "tmpfs", "-o", f"size={kib}k,mode=0700", "tmpfs", str(path)],
                 capture_output=True,
                 text=True,
             )

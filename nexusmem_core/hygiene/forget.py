@@ -235,7 +235,7 @@ async def forget(
         nodes = await _matching(db, pid, deny, needle, ignore_case)
         report.on_list = await _on_list(db, pid, entry, needle)
     else:
-        async with leaving_no_trace(db) as notes, db.transaction():
+        async with leaving_no_trace(db) as notes:
             nodes = await _matching(db, pid, deny, needle, ignore_case)
             report.on_list = await _on_list(db, pid, entry, needle)
             if not report.on_list:
@@ -403,7 +403,7 @@ async def import_entries(engine: Engine, path: Path, *, apply: bool = False) -> 
     if not apply:
         nodes, report.new = await _matching(db, pid, deny), len(await new_ones())
     else:
-        async with leaving_no_trace(db) as notes, db.transaction():
+        async with leaving_no_trace(db) as notes:
             fresh = await new_ones()
             report.new = await _insert(db, pid, fresh)
             nodes = await _matching(db, pid, deny)

@@ -159,7 +159,7 @@ async def prune_source(engine: Engine, source: str, *, apply: bool = False) -> P
     if not apply:
         nodes, report.by_kind = await _doomed(db, pid, source)
     else:
-        async with leaving_no_trace(db) as notes, db.transaction():
+        async with leaving_no_trace(db) as notes:
             nodes, report.by_kind = await _doomed(db, pid, source)
             report.removed = await remove_nodes(db, nodes, "prune-source")
             report.reset = await _reset(db, pid, source)

@@ -7,7 +7,8 @@ and the node itself (its FTS entry goes by trigger, its links by cascade). Delet
 not linger either: the FTS index is merged (FTS5 keeps a deleted row's terms in its old
 segments until then); after the commit the file is VACUUMed (free pages, and the unused
 corners of pages that were split or rebalanced since the row was written, keep old text) and
-the WAL, whose older frames still hold it, checkpointed and truncated.
+the WAL, whose older frames still hold it, checkpointed and truncated. The transaction marks
+that compaction as due, so the next open finishes it for a process killed before it was done.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from ..store import audit, vectors
 from ..store.db import Database
 from ..store.fts import optimize
-from ..store.maintenance import compact
+from ..store.maintenance import compact, mark_due
 from ..store.nodes import delete_nodes
 
 __all__ = ["Doomed", "by_source", "leaving_no_trace", "remove_nodes"]
@@ -63,11 +64,14 @@ async def remove_nodes(db: Database, nodes: Sequence[Doomed], operation: str) ->
 
 @asynccontextmanager
 async def leaving_no_trace(db: Database) -> AsyncIterator[list[str]]:
-    """Around the transaction that deletes: afterwards VACUUM and truncate the WAL
-    (:func:`~nexusmem_core.store.maintenance.compact`). Yields a list that gets a note when
-    either could not be done."""
+    """The one write transaction that deletes, marked for compaction in itself, then the
+    compaction: VACUUM and a truncated WAL (:mod:`~nexusmem_core.store.maintenance`; a process
+    killed after the commit leaves the mark, and the next open finishes it). Yields a list
+    that gets a note when either could not be done."""
     notes: list[str] = []
-    yield notes
+    async with db.transaction():
+        await mark_due(db)
+        yield notes
     done = await compact(db, rebuild_fts=False, vacuum=True)
     if done.error:
         notes.append(

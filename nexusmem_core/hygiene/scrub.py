@@ -14,7 +14,8 @@ and counts, never a value). With ``apply``, per database:
    cursors (see :mod:`.scrub_logs`); an audit row (counts and rule names only).
 3. Then the FTS index is rebuilt (FTS5 keeps the terms of replaced rows in its segments until
    they are merged), the file VACUUMed (free pages keep deleted text) and the WAL truncated
-   (old frames keep it too).
+   (old frames keep it too). The transaction marks these steps as due: killed before they are
+   done, the next open of the memory does them.
 
 Every node in the database file is scrubbed, whatever project id it carries: the file's bytes
 are what must come clean. The logs in ``$NEXUSMEM_HOME`` are shared by every repository and are
@@ -45,7 +46,7 @@ from ..redact import TABLE_VERSION, redact_tally
 from ..registry import load_registry
 from ..store import audit, vectors
 from ..store.db import Database, open_database
-from ..store.maintenance import Compaction, backup, compact
+from ..store.maintenance import Compaction, backup, compact, mark_due
 from ..store.nodes import decode_meta, get_cursor, set_cursor
 from .scrub_logs import LOGS, LogRemap, LogScrub, scrub_log
 
@@ -314,11 +315,11 @@ async def scrub_database(
     await vectors.delete(db, seqs, check_only=True)  # refuse before anything is written
     if changes or origins or paths:
         result.backup = str(await backup(db, engine.workspace / BACKUP_DIR))
-    # Freed space is zeroed as it is freed: belt and braces, should the VACUUM below fail.
-    await db.execute("pragma secure_delete = on")
     async with db.transaction():
         changes = await _reload(db, seqs)
         _count(result, changes, bool(origins))
+        if changes or origins or paths:  # killed before the compaction below, the next open does it
+            await mark_due(db, rebuild_fts=bool(changes))
         await _write(db, changes)
         await _write_paths(db, await _paths(db))
         await db.executemany(

@@ -25,6 +25,7 @@ import anyio.to_thread
 
 from ..errors import StoreError
 from ..logging import get_logger
+from ..private import create_private
 from . import failures
 from .migrations import LATEST, migrate, schema_version
 
@@ -331,6 +332,9 @@ async def _prepare(db: Database, read_only: bool) -> None:
     path = db.path
     await db.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
     await db.execute("pragma foreign_keys = on")
+    # What is deleted is overwritten with zeros as it is freed, rather than left in free pages
+    # and in the free space of pages until a VACUUM (which a killed forget never reached).
+    await db.execute("pragma secure_delete = on")
     version = await schema_version(db)
     if version > LATEST:
         raise StoreError(
@@ -358,7 +362,13 @@ async def open_database(
     directory without write permission, on a full disk. WAL mode cannot create its
     shared-memory file there, so the file is read as it stands (``immutable``: no locks, and
     the last checkpoint's content; nothing can write it meanwhile, for the same reason).
+
+    A new database is made empty and 0600 first: SQLite would create it with the umask's mode,
+    and gives its ``-wal`` and ``-shm`` the mode of the database file.
     """
+    if not read_only:
+        with contextlib.suppress(OSError):  # SQLite's own open then says what is wrong
+            create_private(path)
     db = await _connect(path, read_only, vectors)
     try:
         try:

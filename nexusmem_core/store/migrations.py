@@ -387,6 +387,17 @@ alter table links_v12 rename to links;
 create index links_dst on links(dst);
 """
 
+# Text an operation removes (forget, prune-source, scrub-secrets) is only gone from the file
+# after the compaction that follows its commit: the FTS rebuild, a VACUUM, a truncated WAL. The
+# operation marks the steps it leaves to do in its own transaction, and each is cleared once
+# done (store/maintenance.py): a process killed in between leaves the mark, and the next open
+# finishes the work.
+_V13_COMPACTION_DUE = """
+create table compaction_due (
+    step text primary key check (step in ('fts', 'vacuum', 'wal'))
+) without rowid;
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
@@ -400,6 +411,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (10, "sign pages", _V10_SIGN_PAGES),
     (11, "word tops", _V11_WORD_TOPS),
     (12, "reverts", _V12_REVERTS),
+    (13, "compaction due", _V13_COMPACTION_DUE),
 ]
 
 

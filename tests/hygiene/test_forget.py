@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import sqlite3
 import subprocess
 import sys
@@ -20,6 +21,8 @@ from nexusmem_core.config import Settings
 from nexusmem_core.engine import open_engine
 
 from ..conftest import Repo, run_cli
+from ..crash import Memory
+from ..crash_forget import copies, forget_kills, kill_times, plant, timing
 from ..fake_ollama import FakeOllama
 from ..test_vectors import with_ollama
 
@@ -250,6 +253,63 @@ def test_a_crash_half_way_leaves_the_database_as_it_was(repo: Repo, home: Path):
     assert died.returncode == 9, died.stderr
     assert table(path, query) == before
     assert cli(path, "forget", SECRET).stdout.startswith("would forget 3 node(s)")
+
+
+KILLED_BEFORE_COMPACTING = """
+import os, sys
+from pathlib import Path
+import anyio
+from nexusmem_core.config import Settings
+from nexusmem_core.engine import open_engine
+from nexusmem_core.hygiene import forget, remove
+
+async def dying(db, **options):
+    os._exit(9)  # committed, and killed before the VACUUM, as a kill -9 would
+
+remove.compact = dying
+
+async def main():
+    async with open_engine(Settings.from_env(), Path(sys.argv[1])) as engine:
+        await forget.forget(engine, sys.argv[2], apply=True)
+
+anyio.run(main)
+"""
+
+
+def test_a_forget_killed_before_compacting_is_finished_by_the_next_command(repo: Repo, home: Path):
+    path = synced(repo, home)
+    db = path / ".nexusmem" / "memory.db"
+    died = subprocess.run(
+        [sys.executable, "-c", KILLED_BEFORE_COMPACTING, str(path), SECRET],
+        env=os.environ,
+        capture_output=True,
+    )
+    assert died.returncode == 9, died.stderr
+    assert copies(db, SECRET)  # the text the killed forget left behind
+    assert table(path, "select count(*) from deny_list") == [(1,)]
+
+    out = cli(path, "status")
+    assert out.returncode == 0, out.stderr
+    (line,) = out.stderr.splitlines()
+    assert "compaction_resumed" in line and "vacuumed=True" in line
+    assert "wal_truncated=True" in line
+    assert copies(db, SECRET) == 0
+    again = cli(path, "status")
+    assert again.returncode == 0 and again.stderr == ""
+
+
+def test_a_forget_killed_anywhere_leaves_no_copy_once_memory_is_next_opened(
+    repo: Repo, home: Path, tmp_path: Path
+):
+    memory = Memory(repo.path, home, tmp_path / "snapshots", in_process=True)
+    plant(memory, SECRET)
+    startup, total = timing(memory, SECRET)
+    results = forget_kills(memory, SECRET, kill_times(startup, total, 5, random.Random(5)))
+
+    assert [(it.delay, it.problems) for it in results if it.problems] == []
+    assert any(not it.finished for it in results)  # killed mid-run, not after it ended
+    assert all(it.after_open == 0 for it in results if it.committed)
+    assert all(it.after_rerun == 0 for it in results if not it.committed)
 
 
 async def test_forget_deletes_the_vectors_too(settings: Settings, repo: Repo, home: Path):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -168,6 +170,42 @@ async def test_every_stored_node_hashes_as_its_collector_built_it(engine: Engine
         node = Node(pid, kind, source, ref, title, body, ts, signal, prov, grp, files)
         node.meta = decode_meta(meta)
         assert node.meta_json == meta and node.content_hash == digest, (kind, ref)
+
+
+KILLED_BEFORE_COMPACTING = """
+import os, sys
+from pathlib import Path
+import anyio
+from nexusmem_core.config import Settings
+from nexusmem_core.hygiene import scrub
+
+async def dying(db, **options):
+    os._exit(9)  # committed, and killed before the FTS rebuild and the VACUUM
+
+scrub.compact = dying
+anyio.run(lambda: scrub.scrub(Settings.from_env(), Path(sys.argv[1]), apply=True))
+"""
+
+
+async def test_a_scrub_killed_before_compacting_is_finished_by_the_next_command(
+    seeded: str, repo: Repo
+):
+    died = subprocess.run(
+        [sys.executable, "-c", KILLED_BEFORE_COMPACTING, str(repo.path)], capture_output=True
+    )
+    assert died.returncode == 9, died.stderr
+    term = TOKEN.split("_", 1)[1].lower()  # as the FTS index keeps it, in its old segments
+    db = repo.path / ".nexusmem" / "memory.db"
+    files = (db, db.with_name("memory.db-wal"), db.with_name("memory.db-shm"))
+    left = [p for p in files if p.exists() and (holds(p) or holds(p, term))]
+    assert left  # what the kill left behind
+
+    out = run_cli("status", "-C", str(repo.path))
+    assert out.returncode == 0, out.stderr
+    (line,) = out.stderr.splitlines()
+    assert "compaction_resumed" in line and "fts_rebuilt=True" in line
+    assert "vacuumed=True" in line and "wal_truncated=True" in line
+    assert [p for p in files if p.exists() and (holds(p) or holds(p, term))] == []
 
 
 async def test_log_cursors_are_moved_not_reset(seeded: str, repo: Repo, settings: Settings):

@@ -33,6 +33,7 @@ EXPECTED_TABLES = {
     "word_top_tokens",
     "word_top_state",
     "word_top_late",
+    "compaction_due",
 }
 EXPECTED_NODE_COLUMNS = [
     "seq",

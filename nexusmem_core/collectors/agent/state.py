@@ -31,10 +31,10 @@ def _path(home: str, session: str) -> str:
 
 
 @contextlib.contextmanager
-def _locked_json(path: str, dir_mode: int = 0o700) -> Iterator[dict[str, Any]]:
+def _locked_json(path: str) -> Iterator[dict[str, Any]]:
     """A small JSON object in a file, read and written back under an exclusive lock; a file
     that is not such an object reads as empty (it is only our own bookkeeping)."""
-    os.makedirs(os.path.dirname(path), mode=dir_mode, exist_ok=True)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)  # the home, or agent/ in it
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         _lock(fd)
@@ -100,6 +100,6 @@ DROPS = "agent-drops.json"
 
 def count_drop(home: str, reason: str) -> None:
     """Count a payload the hook could not use, by reason: ``agent status`` shows the counts."""
-    with _locked_json(os.path.join(home, DROPS), dir_mode=0o755) as counts:
+    with _locked_json(os.path.join(home, DROPS)) as counts:
         count = counts.get(reason)
         counts[reason] = (count if isinstance(count, int) else 0) + 1

@@ -51,7 +51,7 @@ def _key(home: str | os.PathLike[str]) -> bytes:
         return _read(path)
     except FileNotFoundError:
         pass
-    os.makedirs(home, exist_ok=True)
+    os.makedirs(home, mode=0o700, exist_ok=True)  # private, like everything in it
     key = os.urandom(32)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -74,7 +74,7 @@ def append(home: str | os.PathLike[str], record: dict[str, Any], name: str = LOG
     (a line is far below PIPE_BUF on the filesystems that matter). If a writer died half-way
     through a line, this one starts on a fresh line, so only the torn record is lost.
     """
-    os.makedirs(home, exist_ok=True)
+    os.makedirs(home, mode=0o700, exist_ok=True)
     line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
     fd = os.open(os.path.join(home, name), os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
