@@ -38,8 +38,9 @@ def log_command(home: Path, cmd: str, cwd: Path) -> None:
 def leaky(repo: Repo, home: Path) -> Repo:
     """A commit message, a file and a shell command that hold the secret."""
     repo.commit(
-        f"chore: staging login\n\nThe password is {SECRET} until Friday.",
-        {"deploy/staging.txt": f"staging login: the password is {SECRET}\n"},
+        # Not next to a secret word: a value in prose like "the password is X" is redacted.
+        f"chore: staging login\n\nThe staging login is {SECRET} until Friday.",
+        {"deploy/staging.txt": f"staging login: {SECRET}\n"},
     )
     log_command(home, f"echo {SECRET} > /tmp/staging-note", repo.path)
     return repo
