@@ -102,7 +102,7 @@ _NOT_SECRET = "'\" \t\r\n"
 # with a literal (`://`, `https://hooks.`) that `re` finds faster than lines could be gathered
 # (URLs are on every other line of a README).
 _WHOLE_TEXT = frozenset(
-    {"private_key_block", "url_credentials", "slack_webhook", "discord_webhook"}
+    {"private_key_block", "url_credentials", "slack_webhook", "discord_webhook", "teams_webhook"}
 )
 _WHOLE_RULES = tuple(rule for rule in CONTEXT_RULES if rule.name in _WHOLE_TEXT)
 _LINE_RULES = tuple(rule for rule in CONTEXT_RULES if rule.name not in _WHOLE_TEXT)
