@@ -153,6 +153,49 @@ ORDINARY_COMMANDS: list[str] = [
     "gh secret list",
 ]
 
+# Ordinary text from commits, lockfiles, code and prose that comes close to a token prefix
+# (`4b1d`, `live_`, `api_org_`, `EAAA`, `key-`, `pat.`, `SK`, `sk-`, `AGE-SECRET-KEY-1`): the
+# token formats' exact lengths and alphabets must keep all of it.
+ORDINARY_TEXT: list[str] = [
+    "This reverts commit 4b1df7a23ba1ffd4df4fc35c3284f15b82c2ed5e.",
+    "git cherry-pick -x 4b1df7a23ba1ffd4df4fc35c3284f15b82c2ed5e",
+    "FROM python:3.11-slim@sha256:4b1d54f943b1f8c7f70f69f2ec9652f76fc73043fdbd07fdec66b7c79f1c3f60",
+    "  integrity sha512-5M53BsOqcReBM10CEzSaGC4lddbxUMy9v+iLQ8GPQl2d27nb8yuN8GHr8JhtKZe3H3AIIBvsdZ"
+    "DfCqO8lqGa6Q==",
+    '"integrity": "sha512-2+1d312Gv/F0ka3L+WanxnvPQ93+m+j2HLOWk54rzWk/lAPxKcimaVSC+kRml1k+lqAEalc'
+    'c0tQie4/Wubz/Zg=="',
+    "request e4633107-7967-4513-b721-970867913fef failed after 3 retries",
+    "bump version to v1.2.3-rc.1",
+    "release v1.0-rc.1, then v1.0-beta.2+build.5",
+    "color: #4b1d2c; background: #EAAA00;",
+    "live_reload_enabled = true",
+    "settings.live_reload_interval_ms = 250",
+    "SELECT api_org_name, api_org_plan FROM tenants",
+    "EAAA is the prefix of Square access tokens",
+    "EAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAA==",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGnN1N3rXXQ6fWq5rN1nM0Yb8vZc9xH2uQ3kL7pT4sA me@laptop",
+    "a key-value store, keyed by key-0123456789abcdef",
+    "see pat. 4,123,456 and sat. solver notes",
+    "sat.solver.timeout_seconds = 30",
+    "SKIP_INTEGRATION_TESTS=1 make test",
+    "pip install scikit-learn  # the sk-learn-compatible-estimator-wrapper",
+    "age keys start with AGE-SECRET-KEY-1 and public keys with age1",
+    "def test_redaction_is_idempotent_on_arbitrary_text():",
+    "config.secret_key_base_for_development_environment = nil",
+    "b_tree_node_allocation_strategy_for_large_pages_v2",
+    "xoxo-hugs-and-kisses-from-the-whole-team",
+    "read docs/API-DESIGN-GUIDELINES.md before adding endpoints",
+    "static void GLC_CreateLightmapTextureArray(void);",
+    "aws s3 ls s3://access-production-logs-bucket-eu-west-1/",
+    "kubectl config use-context tk-us-east-1-production-cluster",
+    "pattern_matching_is_exhaustive_for_enums = True",
+    "ext_modules=[Extension('speedups', ['src/speedups.c'])]",
+    "pip install dapi-client-library-for-python",
+    "git checkout -b secret_rotation_for_the_staging_environment",
+]
+
 
 # --- The table tests itself --------------------------------------------------------------
 
@@ -211,6 +254,11 @@ def test_table_catches_every_secret_command() -> None:
 @pytest.mark.parametrize("command", ORDINARY_COMMANDS)
 def test_ordinary_command_is_unchanged(command: str) -> None:
     assert redact_count(command) == (command, 0)
+
+
+@pytest.mark.parametrize("text", ORDINARY_TEXT)
+def test_ordinary_text_near_a_token_prefix_is_unchanged(text: str) -> None:
+    assert redact_count(text) == (text, 0)
 
 
 def test_context_around_a_secret_is_kept() -> None:

@@ -103,7 +103,7 @@ _NOT_SECRET = "'\" \t\r\n"
 # with a literal (`://`, `https://hooks.`) that `re` finds faster than lines could be gathered
 # (URLs are on every other line of a README).
 _WHOLE_TEXT = frozenset(
-    {"private_key_block", "url_credentials", "slack_webhook", "discord_webhook"}
+    {"private_key_block", "url_credentials", "slack_webhook", "discord_webhook", "teams_webhook"}
 )
 _WHOLE_RULES = tuple(rule for rule in CONTEXT_RULES if rule.name in _WHOLE_TEXT)
 _LINE_RULES = tuple(rule for rule in CONTEXT_RULES if rule.name not in _WHOLE_TEXT)
@@ -127,8 +127,20 @@ _BY_PREFIX: dict[str, tuple[Rule, ...]] = {}
 for _rule in TOKEN_RULES:
     for _prefix in _rule.prefixes:
         _BY_PREFIX[_prefix] = (*_BY_PREFIX.get(_prefix, ()), _rule)
-_PREFIX_LENGTHS = tuple(sorted({len(prefix) for prefix in _BY_PREFIX}, reverse=True))
 del _rule, _prefix
+
+
+def _lengths_by_head() -> dict[str, tuple[int, ...]]:
+    """For each head (a prefix's first two characters), the lengths of the prefixes it starts,
+    longest first. A run is looked up at those lengths only, not at every length a prefix of
+    the table has: a run starting ``se`` or ``te`` (``secret_``, ``test_``) needs one or two."""
+    lengths: dict[str, set[int]] = {}
+    for prefix in _BY_PREFIX:
+        lengths.setdefault(prefix[:2], set()).add(len(prefix))
+    return {head: tuple(sorted(found, reverse=True)) for head, found in lengths.items()}
+
+
+_LENGTHS_BY_HEAD = _lengths_by_head()
 
 
 def _trie(words: list[str]) -> str:
@@ -292,7 +304,7 @@ def _token_pass(text: str, tally: dict[str, int]) -> tuple[str, int]:
         start = run.start()  # the run's start in `text`: the space in front shifts it by one
         if start < reached:
             continue
-        for length in _PREFIX_LENGTHS:
+        for length in _LENGTHS_BY_HEAD[text[start : start + 2]]:  # the run's head is a key
             rules = _BY_PREFIX.get(text[start : start + length])
             if rules is None:
                 continue

@@ -187,11 +187,12 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         accept=_credential_like,
     ),
     # A bare `Bearer <token>` outside a header (logs, scripts). The token must be token-shaped
-    # (8+ characters with a digit) so "Bearer tokens expire" stays readable.
+    # (8+ characters with a digit) so "Bearer tokens expire" stays readable. `%` is part of it:
+    # URL-encoded tokens (Twitter's) would otherwise lose only their first piece.
     context_rule(
         "bearer_token",
         r"[Bb](?<![\w-][Bb])(?i:earer)[ \t]+"
-        r"(?P<secret>" + _FRESH + r"(?=[a-zA-Z._~+/-]*\d)[\w.~+/-]{8,}=*)",
+        r"(?P<secret>" + _FRESH + r"(?=[a-zA-Z._~+/%-]*\d)[\w.~+/%-]{8,}=*)",
         "echo Bearer eyJ0eXAi0iJKV1Q",
         "echo Bearer [REDACTED]",
         ("bearer",),
@@ -223,6 +224,50 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "curl https://discord.com/api/webhooks/123456/[REDACTED]",
         ("discord",),
         group="secret",
+    ),
+    # Microsoft Teams incoming webhooks, and the Office 365 connectors before them: the path
+    # after the host is the credential.
+    context_rule(
+        "teams_webhook",
+        r"https://(?:[a-z0-9-]+\.webhook\.office\.com/webhookb2"
+        r"|outlook\.office(?:365)?\.com/webhook)/(?P<secret>[A-Za-z0-9@/_-]+)",
+        'curl -d \'{"text":"deployed"}\' https://acme.webhook.office.com/webhookb2/'
+        "82c5eaeb-b0dd-a26c-f40e-2d3b343660f1@28dfc44d-2487-5060-7372-5ec81cf1143d/IncomingWebhook/"
+        "c858ac58669a963f847191e9acd00685/843507b0-10ab-1b96-d6d5-55b0e18b301c/"
+        "V24zk_M3ruzVqgioLQ0GvalF0MGP_tf0gTz2kypwPCfjx",
+        'curl -d \'{"text":"deployed"}\' https://acme.webhook.office.com/webhookb2/[REDACTED]',
+        (".office",),
+        group="secret",
+    ),
+    # --- Token formats the token table cannot find, looking only where a run of 12 token
+    # characters starts with a prefix: their literal is inside them, or not made of token
+    # characters. Line rules: each runs only over the lines holding its literal.
+    # Terraform Cloud / HCP Terraform API tokens: 14 characters, `.atlasv1.`, 60-70 more.
+    context_rule(
+        "terraform_api_token",
+        r"(?<![A-Za-z0-9_.-])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}(?![A-Za-z0-9_=-])",
+        "terraform login app.terraform.io <<< xknr26gn4aZ9g5.atlasv1.Cn3itnvkbGt318VtEshb8hxXhDe"
+        "cWSrzlb4mbesRlff2obvEV7WIctGUVmUUknhr3gs",
+        "terraform login app.terraform.io <<< [REDACTED]",
+        ("atlasv1",),
+    ),
+    # OpenShift OAuth access tokens: `sha256~` (not a token character) and 43 characters. The
+    # prefix stays: it says what was there.
+    context_rule(
+        "openshift_user_token",
+        r"sha256~(?<![A-Za-z0-9_.-]sha256~)(?P<secret>[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])",
+        "oc whoami -t  # sha256~pJPWKIDdVxjGMkIZYsaH5c7FXlDjP2N-Qs9_6NbgpII",
+        "oc whoami -t  # sha256~[REDACTED]",
+        ("sha256~",),
+        group="secret",
+    ),
+    # MaxMind license keys: 6 characters, `_`, 29 more and `_mmk`.
+    context_rule(
+        "maxmind_license_key",
+        r"(?<![A-Za-z0-9_.-])[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk(?![A-Za-z0-9_-])",
+        "geoipupdate -v  # LicenseKey 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",
+        "geoipupdate -v  # LicenseKey [REDACTED]",
+        ("_mmk",),
     ),
     # Query parameters: `?password=`, `&access_token=`, `&api_key=`, Google's `?key=`, signed
     # URLs' `sig=` / `X-Amz-Signature=`. A prefix must end in a separator, so `&monkey=` and

@@ -42,6 +42,9 @@ def test_redaction_of_any_text_ends_quickly(text: str) -> None:
 _ALNUM = string.ascii_letters + string.digits
 _UPPER = string.ascii_uppercase + string.digits
 _URLSAFE = _ALNUM + "_-"
+_HEX = "0123456789abcdef"
+_B64 = _ALNUM + "+/"
+_BECH32 = "023456789ACDEFGHJKLMNPQRSTUVWXYZ"
 
 
 def _run(alphabet: str, low: int, high: int) -> st.SearchStrategy[str]:
@@ -50,6 +53,12 @@ def _run(alphabet: str, low: int, high: int) -> st.SearchStrategy[str]:
 
 def _key(parts: list[str]) -> str:
     return "".join(parts)
+
+
+def _mixed(alphabet: str, size: int) -> st.SearchStrategy[str]:
+    """A body of ``size`` characters holding a digit and both cases, as the formats whose
+    prefix is also an ordinary word's start require (and random bodies have)."""
+    return _run(alphabet, size - 3, size - 3).map(lambda body: "a1B" + body)
 
 
 # Secrets of each token format the table knows, built from its definition, not its example.
@@ -71,12 +80,48 @@ secrets = st.one_of(
     st.builds(lambda body: f"npm_{body}", _run(_ALNUM, 36, 36)),
     st.builds(lambda body: f"hf_{body}", _run(string.ascii_letters, 34, 34)),
     st.builds(lambda body: f"hvs.{body}", _run(_URLSAFE, 24, 40)),
+    # A sampling of the other providers. A base64 body's first characters are drawn without `+`
+    # and `/`: the table looks for tokens where a run of 12 token characters starts, and real
+    # tokens begin with fixed base64 (`ops_eyJ...`, `fm2_lJPE...`).
+    st.builds(lambda body: f"AGE-SECRET-KEY-1{body}", _run(_BECH32, 58, 58)),
+    st.builds(lambda body: f"sk-ant-api03-{body}AA", _run(_URLSAFE, 93, 93)),
+    st.builds(
+        lambda a, b: f"sk-proj-{a}T3BlbkFJ{b}", _run(_URLSAFE, 74, 74), _run(_URLSAFE, 74, 74)
+    ),
+    st.builds(lambda body: f"AKCp{body}", _run(_ALNUM, 69, 69)),
+    st.builds(lambda a, b: f"v1.0-{a}-{b}", _run(_HEX, 24, 24), _run(_HEX, 146, 146)),
+    st.builds(lambda body: f"dop_v1_{body}", _run(_HEX, 64, 64)),
+    st.builds(lambda body: f"dp.pt.{body}", _run(_ALNUM, 40, 44)),
+    st.builds(lambda a, b: f"dt0c01.{a}.{b}", _run(_UPPER, 24, 24), _run(_UPPER, 64, 64)),
+    st.builds(lambda a, b: f"fm2_lJPE{a}{b}", _run(_ALNUM, 8, 8), _run(_B64, 92, 300)),
+    st.builds(lambda a, b: f"glsa_{a}_{b}", _run(_ALNUM, 32, 32), _run(_HEX, 8, 8)),
+    st.builds(lambda body: f"live_{body}", _mixed(_URLSAFE, 40)),
+    st.builds(lambda body: f"EAAA{body}", _mixed(_URLSAFE, 60)),
+    st.builds(
+        lambda a, b, c: f"pat.{a}.{b}.{c}",
+        _run(_URLSAFE, 22, 22),
+        _run(_ALNUM, 24, 24),
+        _run(_ALNUM, 20, 20),
+    ),
+    st.builds(lambda body: f"HRKU-AA{body}", _run(_URLSAFE, 58, 58)),
+    st.builds(lambda body: f"lin_api_{body}", _run(_ALNUM, 40, 40)),
+    st.builds(lambda body: f"NRAK-{body}", _run(_UPPER, 27, 27)),
+    st.builds(lambda body: f"API-1{body}", _run(_UPPER, 25, 25)),
+    st.builds(lambda body: f"pplx-{body}", _run(_ALNUM, 48, 48)),
+    st.builds(lambda a, b: f"PMAK-{a}-{b}", _run(_HEX, 24, 24), _run(_HEX, 34, 34)),
+    st.builds(lambda a, b: f"SG.{a}.{b}", _run(_URLSAFE, 22, 22), _run(_URLSAFE, 43, 43)),
+    st.builds(lambda a, b: f"xkeysib-{a}-{b}", _run(_HEX, 64, 64), _run(_ALNUM, 16, 16)),
+    st.builds(lambda body: f"shpat_{body}", _run(_HEX, 32, 32)),
+    st.builds(lambda body: f"xoxe.xoxp-1-{body}", _run(_ALNUM, 163, 166)),
+    st.builds(lambda body: f"SK{body}", _run(_HEX, 32, 32)),
+    st.builds(lambda body: f"secret_{body}", _mixed(_ALNUM, 43)),
+    st.builds(lambda body: f"YC{body}", _mixed(_URLSAFE, 38)),
 )
 _BEFORE = ["", "echo ", "curl -H 'X: ", "# ", "(", '"', "git push https://", "key="]
 _AFTER = ["", " ", "\n", "'", '"', ";", ")", ",", "@github.com/a/b.git"]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(secret=secrets, before=st.sampled_from(_BEFORE), after=st.sampled_from(_AFTER))
 def test_a_secret_of_a_known_shape_never_survives(secret: str, before: str, after: str) -> None:
     text = f"{before}{secret}{after}"
