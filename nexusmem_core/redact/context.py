@@ -251,6 +251,38 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "terraform login app.terraform.io <<< [REDACTED]",
         ("atlasv1",),
     ),
+    # Telegram bot tokens: the bot's numeric id, `:AA`, 33 characters.
+    context_rule(
+        "telegram_bot_token",
+        r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",
+        "curl https://api.telegram.org/bot3982597919:AAb8HDy88YtDtXbiufMdI8X2Y4rUmer-BH3/getMe",
+        "curl https://api.telegram.org/bot[REDACTED]/getMe",
+        (":aa",),
+    ),
+    # Mailchimp API keys: 32 hex digits, then the data centre (`-us14`).
+    context_rule(
+        "mailchimp_key",
+        r"(?<![0-9a-f])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9_-])",
+        "mailchimp-cli --key 9dcbd7a085a368932ff2b2d409dd311c-us14 lists",
+        "mailchimp-cli --key [REDACTED] lists",
+        ("-us",),
+    ),
+    # Azure AD (Entra) client secrets: 3 characters, a digit, `Q~`, 31-34 more.
+    context_rule(
+        "azure_client_secret",
+        r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
+        "az login -u app -p TLv8Q~J~EeNajnez0LHtfROUrWW6Xn~I3EM3HMRb --tenant t",
+        "az login -u app -p [REDACTED] --tenant t",
+        ("q~",),
+    ),
+    # Dropbox long-lived tokens: 11 characters, ten `A`s, 43 more.
+    context_rule(
+        "dropbox_long_lived_token",
+        r"(?<![A-Za-z0-9])[a-z0-9]{11}AAAAAAAAAA[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
+        "dbxcli --token 0ubyidv3wwrAAAAAAAAAA_chcVG6MOwUxOVHMWndqNCIEPx3mnPQC4vkRB5ICpey ls",
+        "dbxcli --token [REDACTED] ls",
+        ("aaaaaaaaaa",),
+    ),
     # OpenShift OAuth access tokens: `sha256~` (not a token character) and 43 characters. The
     # prefix stays: it says what was there.
     context_rule(
