@@ -267,10 +267,11 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "mailchimp-cli --key [REDACTED] lists",
         ("-us",),
     ),
-    # Azure AD (Entra) client secrets: 3 characters, a digit, `Q~`, 31-34 more.
+    # Azure AD (Entra) client secrets: 3 characters, a digit, `Q~`, 31-34 more (then maybe a
+    # file name's `.txt`).
     context_rule(
         "azure_client_secret",
-        r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
+        r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~-])",
         "az login -u app -p TLv8Q~J~EeNajnez0LHtfROUrWW6Xn~I3EM3HMRb --tenant t",
         "az login -u app -p [REDACTED] --tenant t",
         ("q~",),
@@ -278,7 +279,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     # Dropbox long-lived tokens: 11 characters, ten `A`s, 43 more.
     context_rule(
         "dropbox_long_lived_token",
-        r"(?<![A-Za-z0-9])[a-z0-9]{11}AAAAAAAAAA[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
+        r"(?<![A-Za-z0-9])[A-Za-z0-9]{11}AAAAAAAAAA[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
         "dbxcli --token 0ubyidv3wwrAAAAAAAAAA_chcVG6MOwUxOVHMWndqNCIEPx3mnPQC4vkRB5ICpey ls",
         "dbxcli --token [REDACTED] ls",
         ("aaaaaaaaaa",),
