@@ -276,10 +276,12 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "az login -u app -p [REDACTED] --tenant t",
         ("q~",),
     ),
-    # Dropbox long-lived tokens: 11 characters, ten `A`s, 43 more.
+    # Dropbox long-lived tokens: 11 characters, ten `A`s, 43 more, not all upper case (a run
+    # of base64 zeros is not one).
     context_rule(
         "dropbox_long_lived_token",
-        r"(?<![A-Za-z0-9])[A-Za-z0-9]{11}AAAAAAAAAA[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
+        r"(?<![A-Za-z0-9])[A-Za-z0-9]{11}AAAAAAAAAA(?=[A-Za-z0-9_-]{0,42}[a-z0-9])"
+        r"[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
         "dbxcli --token 0ubyidv3wwrAAAAAAAAAA_chcVG6MOwUxOVHMWndqNCIEPx3mnPQC4vkRB5ICpey ls",
         "dbxcli --token [REDACTED] ls",
         ("aaaaaaaaaa",),
