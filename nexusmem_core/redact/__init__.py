@@ -60,6 +60,10 @@ from .context import CONTEXT_RULES
 from .rule import Rule
 from .tokens import TOKEN_RULES
 
+TYPE_CHECKING = False  # importing typing for it would cost a shell hook
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 __all__ = [
     "PLACEHOLDER",
     "RULES",
@@ -71,7 +75,8 @@ __all__ = [
     "redact_lines",
     "redact_many",
     "redact_tally",
-    "redact_values",
+    "value_strings",
+    "with_strings",
 ]
 
 PLACEHOLDER = "[REDACTED]"
@@ -392,16 +397,22 @@ def redact_many(texts: list[str]) -> list[str]:
 
 
 def redact_lines(values: list[str]) -> list[str]:
-    """:func:`redact` each of many short one-line strings (paths, names) in one pass.
+    """:func:`redact` each of many short strings (paths, names, metadata) in one pass; return
+    ``values`` itself when nothing changed.
 
     Joined by newlines they go through the table once, instead of paying its per-call cost for
     every path of a 500-file commit. No rule adds or removes a newline in one-line values (the
-    only multi-line rule needs a ``-----BEGIN`` line, and then each value is redacted alone).
+    only multi-line rule needs a ``-----BEGIN`` line); a value that holds a newline itself is
+    redacted alone.
     """
     if not values:
         return values
-    if any("\n" in value for value in values):
-        return [redact(value) for value in values]
+    alone = {i: redact(v) for i, v in enumerate(values) if "\n" in v}
+    if alone:
+        rest = [v for i, v in enumerate(values) if i not in alone]
+        done = iter(redact_lines(rest))
+        out = [alone[i] if i in alone else next(done) for i in range(len(values))]
+        return values if out == values else out
     joined = "\n".join(values)
     redacted = redact(joined)
     if redacted == joined:
@@ -410,9 +421,9 @@ def redact_lines(values: list[str]) -> list[str]:
     return lines if len(lines) == len(values) else [redact(value) for value in values]
 
 
-def redact_values(value: object) -> object:
-    """``value`` (JSON-like: dicts, lists, strings, numbers) with every string in it redacted,
-    keys included; the structure is kept, so the result still encodes to valid JSON."""
+def value_strings(value: object, keys: bool = True) -> list[str]:
+    """Every string in ``value`` (JSON-like: dicts, lists, strings, numbers), with the keys of
+    its objects unless ``keys`` is false, in the order :func:`with_strings` puts them back."""
     strings: list[str] = []
 
     def collect(item: object) -> None:
@@ -420,23 +431,28 @@ def redact_values(value: object) -> object:
             strings.append(item)
         elif isinstance(item, dict):
             for key, inner in item.items():
-                collect(str(key))
+                if keys:
+                    strings.append(str(key))
                 collect(inner)
         elif isinstance(item, list | tuple):
             for inner in item:
                 collect(inner)
 
     collect(value)
-    redacted = redact_lines(strings)
-    if redacted is strings:
-        return value
-    replaced = iter(redacted)
+    return strings
+
+
+def with_strings(value: object, strings: Iterator[str], keys: bool = True) -> object:
+    """``value`` with its strings (as :func:`value_strings` lists them, with the same ``keys``)
+    taken from ``strings``; the structure is kept, so the result still encodes to valid JSON."""
 
     def rebuild(item: object) -> object:
         if isinstance(item, str):
-            return next(replaced)
-        if isinstance(item, dict):  # a key comes before its value, as in collect()
-            return {next(replaced): rebuild(inner) for inner in item.values()}
+            return next(strings)
+        if isinstance(item, dict):  # a key comes before its value, as in value_strings()
+            if not keys:
+                return {key: rebuild(inner) for key, inner in item.items()}
+            return {next(strings): rebuild(inner) for inner in item.values()}
         if isinstance(item, list | tuple):
             return [rebuild(inner) for inner in item]
         return item

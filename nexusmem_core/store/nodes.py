@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 from ..models import Node
-from ..redact import redact_lines, redact_values
+from ..redact import redact_lines, value_strings, with_strings
 from ..retrieval.cjk import has_cjk
 from .db import Database
 
@@ -50,8 +50,9 @@ async def upsert_nodes(db: Database, nodes: Sequence[Node]) -> int:
     now = int(time.time())
     rows = []
     files: list[tuple[str, str]] = []
-    for n in nodes:
-        title, ref, grp, paths, meta, content_hash = _redacted(n)
+    for n, (title, ref, grp, paths, meta, content_hash) in zip(
+        nodes, _redacted(nodes), strict=True
+    ):
         rows.append(
             (
                 n.id,  # from the ref as collected: a hash, which shows nothing of a secret in it
@@ -81,25 +82,44 @@ async def upsert_nodes(db: Database, nodes: Sequence[Node]) -> int:
     return changed
 
 
-def _redacted(n: Node) -> tuple[str, str, str | None, list[str], str, str]:
-    """A node's short fields as they may reach disk: title, ref, group, paths, meta, and the
+Fields = tuple[str, str, str | None, list[str], str, str]
+
+
+def _redacted(nodes: Sequence[Node]) -> list[Fields]:
+    """Each node's short fields as they may reach disk: title, ref, group, paths, meta, and the
     content hash of the node they make.
 
     Collectors redact the bodies they build (before cutting them to size); these fields come
     from names (a file called ``ghp_<36 chars>.txt``, a branch, a heading) and are redacted here,
-    where every node passes, so no collector can forget one. The hash is the redacted node's,
-    as scrub-secrets computes it, so a scrubbed node and its next sync agree.
+    where every node passes, so no collector can forget one. All the nodes' fields go through
+    the table in one call, each distinct string once: paths repeat from node to node. Meta's
+    values are redacted, not its keys, which are ours (``author``, ``changes``). The hash is the
+    redacted node's, as scrub-secrets computes it, so a scrubbed node and its next sync agree.
     """
-    head = [n.title, n.ref, n.grp or "", *n.files]
-    cleaned = redact_lines(head)
-    meta = cast(dict[str, Any], redact_values(n.meta))
-    if cleaned is head and meta is n.meta:
-        return n.title, n.ref, n.grp, n.files, n.meta_json, n.content_hash
-    title, ref, grp, *paths = cleaned
-    clean = replace(  # the ref stays: the id is derived from it, and is a hash already
-        n, title=title, grp=grp if n.grp is not None else None, files=paths, meta=meta
-    )
-    return clean.title, ref, clean.grp, clean.files, clean.meta_json, clean.content_hash
+    per_node = [
+        (n.title, n.ref, n.grp or "", *n.files, *value_strings(n.meta, keys=False)) for n in nodes
+    ]
+    distinct = list(dict.fromkeys(text for fields in per_node for text in fields))
+    cleaned = redact_lines(distinct)
+    if cleaned is distinct:
+        return [(n.title, n.ref, n.grp, n.files, n.meta_json, n.content_hash) for n in nodes]
+    clean_of = {text: new for text, new in zip(distinct, cleaned, strict=True) if text != new}
+    out: list[Fields] = []
+    for n, fields in zip(nodes, per_node, strict=True):
+        if not any(text in clean_of for text in fields):
+            out.append((n.title, n.ref, n.grp, n.files, n.meta_json, n.content_hash))
+            continue
+        title, ref, grp, *rest = (clean_of.get(text, text) for text in fields)
+        paths, values = rest[: len(n.files)], rest[len(n.files) :]
+        clean = replace(  # the ref stays: the id is derived from it, and is a hash already
+            n,
+            title=title,
+            grp=grp if n.grp is not None else None,
+            files=paths,
+            meta=cast(dict[str, Any], with_strings(n.meta, iter(values), keys=False)),
+        )
+        out.append((clean.title, ref, clean.grp, clean.files, clean.meta_json, clean.content_hash))
+    return out
 
 
 async def delete_nodes(db: Database, ids: Iterable[str]) -> int:

@@ -67,7 +67,6 @@ async def store_like_an_old_version(
         end = hooklog.read_new(log, hooklog.LogCursor()).cursor
         # The store redacts names and meta now; an old version did not.
         patch.setattr(store_nodes, "redact_lines", lambda values: values)
-        patch.setattr(store_nodes, "redact_values", lambda value: value)
         async with engine.db.transaction():
             await upsert_nodes(engine.db, [node])
             await set_cursor(engine.db, engine.project_id, "shell:hook", end.encode())

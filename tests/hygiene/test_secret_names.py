@@ -63,7 +63,6 @@ def test_scrub_secrets_redacts_refs_and_paths_an_old_version_stored(
     async def old_sync() -> None:
         with monkeypatch.context() as patch:
             patch.setattr(store_nodes, "redact_lines", lambda values: values)
-            patch.setattr(store_nodes, "redact_values", lambda value: value)
             patch.setattr("nexusmem_core.sync.redact", lambda text: text)
             async with open_engine(settings, repo.path, create=True) as engine:
                 await handlers.sync(engine, embed=False)
