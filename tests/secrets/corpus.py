@@ -15,6 +15,7 @@ is repeatable and the corpus never has to be stored.
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 from dataclasses import dataclass
@@ -33,7 +34,21 @@ __all__ = [
     "prefixed",
 ]
 
-CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
+
+def _corpora() -> Path:
+    """Where the pinned corpus bundles are: ``$NEXUSMEM_CORPORA``, else ``shared/corpora`` beside
+    the checkout (as this workplace lays them out), else the workplace's own copy."""
+    for place in (
+        os.environ.get("NEXUSMEM_CORPORA"),
+        Path(__file__).resolve().parents[3] / "shared" / "corpora",
+        "/work/shared/corpora",
+    ):
+        if place and Path(place, "click.bundle").exists():
+            return Path(place)
+    return Path(__file__).resolve().parents[3] / "shared" / "corpora"
+
+
+CORPORA = _corpora()
 PROBE = "probe{:04d}"
 
 
