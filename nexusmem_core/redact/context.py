@@ -505,7 +505,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     context_rule(
         "netrc_password",
         r"""(?<![\w-])login[ \t]+[^\s'"]+[ \t]+(?:password|passwd)[ \t]+"""
-        r"""(?P<secret>""" + _FRESH + r"""[^\s'"]+)""",
+        r"""(?P<secret>""" + _VALUE + r""")""",
         "machine api.example.com login deploy password 9f8e7d6c5b4a",
         "machine api.example.com login deploy password [REDACTED]",
         ("login",),
