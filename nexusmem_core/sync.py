@@ -23,6 +23,7 @@ from .errors import FileAccessError
 from .hygiene.contradictions import check_during_sync
 from .hygiene.deny import DenyFilter
 from .hygiene.review import keep_judgements, restore_judgements
+from .hygiene.scrub import note_table_change
 from .hygiene.unreachable import CURSOR as UNREACHABLE_CURSOR
 from .hygiene.unreachable import prune_unreachable
 from .identity import adopt, follow_registry
@@ -118,10 +119,13 @@ async def sync(
             await db.execute("drop table temp.recorded")
         await set_cursor(db, pid, "last_sync", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     # Outside the ingest transaction, like the lists below: it reads every node once, on the
-    # first sync after an upgrade that changed the redaction table.
-    from .hygiene.scrub import note_table_change
-
-    if note := await note_table_change(engine, fresh=empty):
+    # first sync after an upgrade that changed the redaction table. What was ingested stands
+    # if it fails; the next sync looks again.
+    try:
+        note = await note_table_change(engine, fresh=empty)
+    except DB_ERRORS as err:
+        note = f"the stored memory was not checked against the redaction table: {err}"
+    if note:
         report.notes.append(note)
     # Outside the ingest transaction: it reads for seconds on a big memory, then writes briefly.
     # What was ingested stands if it fails: the lists only speed one-word queries up, and a
