@@ -367,6 +367,86 @@ def test_a_rule_matches_only_text_containing_one_of_its_triggers(text: str) -> N
             assert any(trigger in lowered for trigger in rule.triggers), rule.name
 
 
+# Words a keyword is seen inside, and keywords written the ways rules take them: what the line
+# gathering's letter test (`auth` in `authored` is no keyword) must tell apart.
+_KEYWORD_MIX = st.lists(
+    st.one_of(
+        st.sampled_from([rule.example for rule in RULES]),
+        st.sampled_from(
+            ["authored", "Authorization:", "passed", "password", "PASSWD", "monkeypatch",
+             "secretkey", "authkey", "signature", "signed", "credentials", "tokens", "_pwd",
+             "api key", "client_secret", "SECRET_KEY_BASE", "-storepass", "pass:", "=", ": ",
+             " = ", '"', "'", "--", "\n", "9f8e7d6c5b4a3f2e1d0c", "sk-live-0123", "set -gx "]
+        ),
+        _FUZZ,
+    ),
+    max_size=8,
+).map("".join)  # fmt: skip
+
+
+def _assert_gathered(text: str) -> None:
+    """Line rules run only on the lines gathered for them, and only when their keys were found:
+    both prefilters must keep every line holding a match."""
+    from nexusmem_core.redact import _LINE_KEYS, _line_spans, _lower, _runs
+
+    found: set[str] = set()
+    spans = _line_spans(_lower(text), _runs(text), found)
+    for rule, keys in _LINE_KEYS:
+        for match in rule.pattern.finditer(text):
+            line = text.rfind("\n", 0, match.start()) + 1
+            assert any(start == line for start, _ in spans), (rule.name, match.group(0))
+            assert not keys.isdisjoint(found), rule.name
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.name)
+def test_line_gathering_keeps_every_rule_example(rule: Rule) -> None:
+    _assert_gathered(rule.example)
+
+
+def _keyword_lines() -> list[str]:
+    """Every secret name the name rules take, written each way they take it."""
+    from nexusmem_core.redact.context import _KEYWORDS, _NAME_ENDINGS
+
+    value = "9f8e7d6c5b4a3f2e1d0c"
+    lines = []
+    for word in sorted({*_KEYWORDS, *_NAME_ENDINGS, "signature", "sig", "key"}):
+        upper = word.upper().replace(" ", "_").replace("-", "_")
+        lines += [
+            f"export MY{upper}={value}", f'{word} = "{value}"', f'{{"{word}": "{value}"}}',
+            f"--{word.replace('_', '-')} {value}", f"set -gx MY{upper} {value}",
+            f"{upper}_FILE={value}", f"https://x.example/?{word}={value}",
+            f'<add key="{word}" value="{value}" />', f"{word}: {value}",
+        ]  # fmt: skip
+    return lines
+
+
+@pytest.mark.parametrize("line", _keyword_lines())
+def test_line_gathering_keeps_every_way_of_naming_a_secret(line: str) -> None:
+    _assert_gathered(line)
+
+
+@settings(max_examples=400)
+@given(st.one_of(_FUZZ, _EXAMPLE_MIX, _KEYWORD_MIX))
+def test_line_gathering_never_skips_a_line_a_rule_matches(text: str) -> None:
+    _assert_gathered(text)
+
+
+@pytest.mark.parametrize("rule", [rule for rule in RULES if rule.run], ids=lambda rule: rule.name)
+def test_a_run_triggered_rule_matches_inside_a_long_run_holding_its_trigger(rule: Rule) -> None:
+    match = rule.pattern.search(rule.example)
+    assert match is not None
+    run = re.search(rf"[A-Za-z0-9_.-]{{{rule.run},}}", match.group(0))
+    assert run is not None and any(trigger in run.group(0).lower() for trigger in rule.triggers)
+
+
+def test_a_character_that_lowercases_to_two_does_not_move_the_secret() -> None:
+    # `"İ".lower()` is two characters: positions found in the lowercase text once pointed past
+    # the secret, and redaction raised instead of returning.
+    text = "Merge from İstanbul team\nexport DB_PASSWORD=hunter22abc\nmore"
+    assert redact(text) == "Merge from İstanbul team\nexport DB_PASSWORD=[REDACTED]\nmore"
+    assert redact("İİİ ok password=Tr0ub4dor&3xyz") == "İİİ ok password=[REDACTED]"
+
+
 @given(
     st.lists(st.sampled_from(RULES), min_size=1, max_size=4), st.sampled_from(["\n", "; ", " && "])
 )

@@ -7,14 +7,18 @@ the number of rules.
 
 * Importing it compiles nothing: each rule's pattern is compiled once, on first use.
 * Token formats (:mod:`.tokens`: ``ghp_...``, ``AKIA...``, ``xoxb-...``) are found in one pass.
-  One regex lists the runs of token characters long enough to hold a token; a run is tried
-  against the formats whose prefix it starts with (a dictionary lookup), and nothing else is.
-  Most runs (identifiers, paths, words) start with no prefix and cost one lookup.
+  The text is mapped to one byte per character, ``a`` for a token character and a space for
+  any other (``bytes.translate``), and the runs of 12 token characters or more are found with
+  ``bytes.find``, in C. A run whose first two characters start some prefix is tried against the
+  formats with that prefix (a dictionary lookup), and nothing else is: identifiers, paths and
+  words start with no prefix, and cost one lookup. The same runs serve the formats whose literal
+  sits in their middle (``..._mmk``, ``...-us14``): they are looked for in the long runs only.
 * Context rules (:mod:`.context`: headers, options, assignments) are line-local, bar the
-  multi-line private key block. A handful of substring tests on the lowercased text find which
-  of their keywords occur at all; only the lines holding one are gathered, and each rule whose
-  triggers occur in those lines runs over them, not over the whole text. A patch of 2,000 lines
-  with three lines mentioning a token costs three lines of rule work.
+  multi-line private key block. One substring test per root of their keywords on the lowercased
+  text finds which occur at all; only the lines holding one are gathered, and only where the
+  keyword can be one (``key`` in ``monkeypatch`` or ``auth`` in ``Co-authored-by`` cannot). The
+  rules whose keywords were found then run over those lines, not over the whole text. A patch
+  of 2,000 lines with three lines mentioning a token costs three lines of rule work.
 
 A secret is replaced by the literal ``[REDACTED]`` while the non-secret context is kept, so the
 stored text still says what was done: ``DB_PASSWORD=[REDACTED]``,
@@ -124,7 +128,52 @@ def _roots(triggers: list[str]) -> tuple[str, ...]:
     return tuple(roots)
 
 
-_LINE_ROOTS = _roots([trigger for rule in _LINE_RULES for trigger in rule.triggers])
+_LINE_ROOTS = _roots([trigger for rule in _LINE_RULES if not rule.run for trigger in rule.triggers])
+# Roots holding a character rare in ordinary text (`sha256~`, `q~`) are looked for from the
+# places that character occurs: a search for one character is several times faster than for a
+# string, and most texts have none.
+_RARE = "~"
+_RARE_ROOTS = tuple((root, root.index(_RARE)) for root in _LINE_ROOTS if _RARE in root)
+_COMMON_ROOTS = tuple(root for root in _LINE_ROOTS if _RARE not in root)
+# Past this many rare characters in one text, a plain search for each root is cheaper.
+_RARE_MOST = 64
+
+# A root followed by a letter is part of a longer word (`monkeypatch`, `authored`, `passed`),
+# which no rule's keyword is, except for these continuations (`pass` + `word`: `password=`).
+# A root not listed here (`curl`, `login`) is taken wherever it occurs. Every trigger of a line
+# rule that continues a root with a letter must continue it with one of these (a test checks).
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
+_CONTINUATIONS: dict[str, tuple[str, ...]] = {
+    "auth": ("orization",),
+    "credential": ("s",),
+    "key": (),
+    "pass": ("word", "wd", "phrase"),
+    "pwd": (),
+    "secret": (),
+    "sig": ("nature",),
+    "token": (),
+}
+
+# Run-triggered rules (`Rule.run`): the shortest run they need, and per rule its length and
+# triggers.
+_RUN_RULES = tuple((rule.run, rule.triggers, rule.name) for rule in _LINE_RULES if rule.run)
+_RUN_LEAST = min(run for run, _, _ in _RUN_RULES)
+
+
+def _keys(rule: Rule) -> frozenset[str]:
+    """What line gathering reports finding when ``rule`` could match: the roots in its triggers,
+    or for a run-triggered rule its name."""
+    if rule.run:
+        return frozenset((rule.name,))
+    return frozenset(root for root in _LINE_ROOTS for t in rule.triggers if root in t)
+
+
+# Per line rule, its keys; and the line rules whose triggers are roots themselves: once their
+# keys are found, their triggers are on the gathered lines, and need not be looked for again.
+_LINE_KEYS = tuple((rule, _keys(rule)) for rule in _LINE_RULES)
+_SURE = frozenset(
+    rule.name for rule in _LINE_RULES if not rule.run and set(rule.triggers) <= set(_LINE_ROOTS)
+)
 
 # --- Token formats: which prefixes start which rules ------------------------------------------
 
@@ -148,41 +197,41 @@ def _lengths_by_head() -> dict[str, tuple[int, ...]]:
 _LENGTHS_BY_HEAD = _lengths_by_head()
 
 
-def _trie(words: list[str]) -> str:
-    """A regex matching any of ``words``, as a trie (``g(?:h|l)``): `re` tries the alternatives
-    of a flat list one after another, of a trie only those sharing the first character."""
-    tree: dict[str, dict] = {}
-    for word in words:
-        node = tree
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
+# --- Where the runs of token characters are ------------------------------------------------
 
-    def emit(node: dict[str, dict]) -> str:
-        branches = [re.escape(char) + emit(child) for char, child in sorted(node.items()) if char]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if "" in node else body
+_TOKEN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+_CLASSES = bytes(0x61 if i in _TOKEN_CHARS else 0x20 for i in range(256))
 
-    return emit(tree)
+# Every token format is looked for where a run of at least this many token characters starts.
+# (A format whose body may hold other characters, `=` or `+`, can start a shorter run; those
+# are not looked for.)
+_MIN_RUN = 12
+_RUN_NEEDLE = b" " + b"a" * _MIN_RUN
 
 
-_run: re.Pattern[str] | None = None
+def _classes(text: str) -> bytes:
+    """``text`` with a space in front, one byte per character: ``a`` for a token character
+    (``[A-Za-z0-9_.-]``), a space for any other, non-ASCII ones included.
+
+    A run of token characters of length ``n`` starting at ``text[i]`` is then ``b" " + b"a" * n``
+    at ``i``: `bytes.find` looks for that in C, skipping ahead by the needle's length, where a
+    regex looking for the run would stop at every character that ends a word. Encoding with
+    ``replace`` keeps one byte per character, a lone surrogate included.
+    """
+    return (" " + text).encode("ascii", "replace").translate(_CLASSES)
 
 
-def _runs() -> re.Pattern[str]:
-    """Where a token can start, scanning the text with a space in front: a character that is not
-    a token character, then 12 token characters (no format is shorter) that begin with the
-    first two characters of some prefix. Runs of token characters are maximal, so every format
-    is looked for where a run starts. The length is checked first, the prefixes after: most
-    runs are short words, and the length test is cheaper. Compiled on first use: a shell hook
-    whose command holds no long run never pays for it."""
-    global _run
-    if _run is None:
-        heads = sorted({prefix[:2] for prefix in _BY_PREFIX})
-        _run = re.compile(r"[^A-Za-z0-9_.-](?=[A-Za-z0-9_.-]{12})(?=" + _trie(heads) + ")")
-    return _run
+# What :func:`_runs` finds: the starts of runs with a token prefix's head, and the long runs.
+_Runs = tuple[list[int], list[tuple[int, int]]]
+
+
+def _lower(text: str) -> str:
+    """``text`` in ASCII lower case, one character for one: what the triggers (ASCII) are looked
+    for in. ``str.lower`` can lengthen a text (``"İ".lower()`` is two characters), which would
+    move every position after it; a non-ASCII character becomes ``?`` instead."""
+    if text.isascii():  # a flag of the string: most texts take this path
+        return text.lower()
+    return text.encode("ascii", "replace").decode("ascii").lower()
 
 
 def _hide(secret: str) -> str:
@@ -220,75 +269,151 @@ def _apply(rule: Rule, text: str) -> tuple[str, int]:
     return rule.pattern.sub(replace, text), count
 
 
+def _triggered(rule: Rule, lowered: str) -> bool:
+    """Whether one of ``rule``'s triggers occurs in ``lowered``: if none does, the pattern
+    cannot match."""
+    return any(trigger in lowered for trigger in rule.triggers)
+
+
 def _run_rules(
     rules: tuple[Rule, ...], text: str, lowered: str, tally: dict[str, int]
 ) -> tuple[str, int]:
     """Apply each of ``rules`` whose triggers occur in ``text`` (``lowered`` is its lowercase),
-    in order."""
+    in order. Line rules come here only when their keys were found (see :data:`_SURE`)."""
     found = 0
     for rule in rules:
-        for trigger in rule.triggers:
-            if trigger in lowered:
-                break
-        else:
-            continue  # no trigger: the pattern cannot match
+        if rule.name not in _SURE and not _triggered(rule, lowered):
+            continue
         text, count = _apply(rule, text)
         if count:
             tally[rule.name] = tally.get(rule.name, 0) + count
             found += count
-            lowered = text.lower()
+            lowered = _lower(text)
     return text, found
 
 
-def _line_spans(lowered: str) -> list[tuple[int, int]]:
-    """The (start, end) of every line of ``lowered`` holding a line rule's trigger, in order.
+def _runs(text: str) -> _Runs:
+    """The runs of at least :data:`_MIN_RUN` token characters of ``text`` worth a look: the
+    starts of those beginning with a token prefix's first two characters, where token formats
+    are tried; and the (start, end) of those long enough for a run-triggered rule
+    (``Rule.run``). One pass over the runs sorts them, so later passes see only these few."""
+    classes = _classes(text)
+    heads: list[int] = []
+    long: list[tuple[int, int]] = []
+    find, needle, space = classes.find, _RUN_NEEDLE, b" "
+    known, least, size = _LENGTHS_BY_HEAD, _RUN_LEAST, len(text)
+    at = find(needle)  # the space before a run, so the run starts at `at` in `text`
+    while at != -1:
+        if text[at : at + 2] in known:
+            heads.append(at)
+        end = find(space, at + _MIN_RUN + 1)  # the run ends at `end - 1`
+        if end == -1:
+            if size - at >= least:
+                long.append((at, size))
+            break
+        if end - 1 - at >= least:
+            long.append((at, end - 1))
+        at = find(needle, end)
+    return heads, long
 
-    A substring test per trigger is the cheap part (a few ms per MB for all of them, where one
-    regex alternating between them costs four times as much); only the triggers present are
-    then located, one line at a time.
+
+def _followed(lowered: str, at: int, root: str) -> bool:
+    """Whether the root found at ``at`` can be part of a match: not followed by a letter, or by
+    one of the letters a rule's keyword continues with (``pass`` + ``word``). ``key`` in
+    ``monkeypatch`` and ``auth`` in ``Co-authored-by`` cannot be."""
+    after = at + len(root)
+    return lowered[after : after + 1] not in _LETTERS or lowered.startswith(
+        _CONTINUATIONS[root], after
+    )
+
+
+def _line_spans(lowered: str, runs: _Runs, found: set[str]) -> list[tuple[int, int]]:
+    """The (start, end) of every line of ``lowered`` a line rule could match, in order: the
+    lines holding a root of the line rules' triggers (one that can be part of a match, see
+    :func:`_followed`), and those whose long runs of token characters (``runs``, from
+    :func:`_runs`) hold a run-triggered rule's trigger. Adds to ``found`` the keys found (see
+    :func:`_keys`).
+
+    A substring test per root is the cheap part (a few ms per MB for all of them, where one
+    regex alternating between them costs four times as much); only the roots present are then
+    located, one line at a time.
     """
-    spans: list[tuple[int, int]] = []
-    find, rfind = lowered.find, lowered.rfind
-    for root in _LINE_ROOTS:
+    starts: list[int] = []  # a position on each candidate line
+    find = lowered.find
+    for root in _COMMON_ROOTS:
         if root not in lowered:
             continue
+        checked = root in _CONTINUATIONS
         at = find(root)
         while at != -1:
+            if checked and not _followed(lowered, at, root):
+                at = find(root, at + 1)
+                continue
+            starts.append(at)
+            found.add(root)
             end = find("\n", at)
             if end == -1:
-                end = len(lowered)
-            spans.append((rfind("\n", 0, at) + 1, end))
+                break
             at = find(root, end)
-    if len(spans) < 2:
-        return spans
-    spans.sort()
-    merged = [spans[0]]
-    for span in spans[1:]:
-        if span[0] <= merged[-1][1]:  # the same line, found by another trigger
+    if _RARE in lowered:
+        if lowered.count(_RARE) > _RARE_MOST:
+            for root, _ in _RARE_ROOTS:
+                at = find(root)
+                while at != -1:
+                    starts.append(at)
+                    found.add(root)
+                    at = find(root, at + 1)
+        else:
+            at = find(_RARE)
+            while at != -1:
+                for root, offset in _RARE_ROOTS:
+                    if lowered.startswith(root, at - offset):
+                        starts.append(at)
+                        found.add(root)
+                at = find(_RARE, at + 1)
+    for start, end in runs[1]:
+        run = lowered[start:end]
+        for least, triggers, name in _RUN_RULES:
+            if end - start >= least and any(trigger in run for trigger in triggers):
+                starts.append(start)
+                found.add(name)
+    if not starts:
+        return []
+    starts.sort()
+    rfind, spans = lowered.rfind, []
+    line_end = -1
+    for at in starts:
+        if at < line_end:  # the same line, found by another trigger
             continue
-        merged.append(span)
-    return merged
+        line_end = find("\n", at)
+        if line_end == -1:
+            line_end = len(lowered)
+        spans.append((rfind("\n", 0, at) + 1, line_end))
+    return spans
 
 
-def _context_pass(text: str, tally: dict[str, int]) -> tuple[str, int]:
+def _context_pass(text: str, tally: dict[str, int], runs: _Runs) -> tuple[str, int]:
     """One pass of the context rules: whole-text rules, then line rules on the lines they could
-    match."""
-    lowered = text.lower()
+    match (``runs`` are :func:`_runs` of ``text``)."""
+    lowered = _lower(text)
     text, found = _run_rules(_WHOLE_RULES, text, lowered, tally)
     if found:
-        lowered = text.lower()
-    spans = _line_spans(lowered)
+        lowered = _lower(text)
+        runs = _runs(text)
+    keys: set[str] = set()
+    spans = _line_spans(lowered, runs, keys)
     if not spans:
         return text, found
+    rules = tuple(rule for rule, needs in _LINE_KEYS if not needs.isdisjoint(keys))
     if len(spans) == 1:
         start, end = spans[0]
         if start == 0 and end == len(text):
-            text, count = _run_rules(_LINE_RULES, text, lowered, tally)
+            text, count = _run_rules(rules, text, lowered, tally)
             return text, found + count
     # The candidate lines, joined, go through the rules once; no rule adds or removes a newline,
     # so the result splits back into the same lines.
     excerpt = "\n".join(text[start:end] for start, end in spans)
-    redacted, count = _run_rules(_LINE_RULES, excerpt, excerpt.lower(), tally)
+    redacted, count = _run_rules(rules, excerpt, _lower(excerpt), tally)
     if not count:
         return text, found
     pieces: list[str] = []
@@ -301,22 +426,23 @@ def _context_pass(text: str, tally: dict[str, int]) -> tuple[str, int]:
     return "".join(pieces), found + count
 
 
-def _token_pass(text: str, tally: dict[str, int]) -> tuple[str, int]:
-    """One pass of the token formats over the runs of token characters."""
+def _token_pass(text: str, tally: dict[str, int], runs: _Runs) -> tuple[str, int]:
+    """One pass of the token formats over the runs of token characters (``runs``, from
+    :func:`_runs`): a run is tried against the formats whose prefix it starts with."""
     spans: list[tuple[int, int]] = []
     reached = 0
-    for run in _runs().finditer(" " + text):
-        start = run.start()  # the run's start in `text`: the space in front shifts it by one
-        if start < reached:
+    heads = _LENGTHS_BY_HEAD
+    for at in runs[0]:
+        if at < reached:
             continue
-        for length in _LENGTHS_BY_HEAD[text[start : start + 2]]:  # the run's head is a key
-            rules = _BY_PREFIX.get(text[start : start + length])
+        for length in heads[text[at : at + 2]]:
+            rules = _BY_PREFIX.get(text[at : at + length])
             if rules is None:
                 continue
             for rule in rules:
-                match = rule.pattern.match(text, start)
+                match = rule.pattern.match(text, at)
                 if match is not None:
-                    spans.append((start, match.end()))
+                    spans.append((at, match.end()))
                     reached = match.end()
                     tally[rule.name] = tally.get(rule.name, 0) + 1
                     break
@@ -339,11 +465,16 @@ def redact_tally(text: str) -> tuple[str, dict[str, int]]:
     """Return ``text`` with every secret replaced by ``[REDACTED]``, and how many secrets each
     rule replaced (by rule name; never the secrets themselves)."""
     tally: dict[str, int] = {}
+    runs = _runs(text)
     for _ in range(_MAX_PASSES):
-        text, context = _context_pass(text, tally)
-        text, tokens = _token_pass(text, tally)
+        text, context = _context_pass(text, tally, runs)
+        if context:
+            runs = _runs(text)
+        text, tokens = _token_pass(text, tally, runs)
         if not context + tokens:
             break
+        if tokens:
+            runs = _runs(text)
     return text, tally
 
 

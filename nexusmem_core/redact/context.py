@@ -57,6 +57,48 @@ _ASSIGNED = (
 )
 _ARG = _FRESH + _NOT_REF + r"(?!-)" + _WORD
 
+
+def _words_from_first_letter(words: list[str]) -> str:
+    """A case-insensitive regex matching any of ``words`` (lowercase), for a pattern to start
+    with: one case-sensitive class of their first letters, then the rest as a trie, each branch
+    behind a one-character lookbehind for its first letter.
+
+    ``re`` scans for a leading character class in C and tries the pattern only where one of its
+    characters is; a leading alternation, or a class under IGNORECASE, is tried at every
+    position, which costs several times as much.
+    """
+    tree: dict[str, dict] = {}
+    for word in words:
+        node = tree
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:
+        branches = [re.escape(char) + emit(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    firsts = sorted(tree)
+    letters = "".join(sorted({case for char in firsts for case in (char, char.upper())}))
+    branches = "|".join(f"(?<={re.escape(char)}){emit(tree[char])}" for char in firsts)
+    return f"(?-i:[{re.escape(letters)}])(?:{branches})"
+
+
+# The words `keyword_value` takes as a secret's name.
+_KEYWORDS = [
+    "password", "passwd", "passphrase", "_pwd", "_pass", "secret", "token", "credential",
+    "credentials", "auth", "apikey", "client_secret", "clientsecret",
+    *(
+        stem + glue + "key"
+        for stem in ("access", "private", "secret", "auth", "encryption", "signing", "master")
+        for glue in ("", "_")
+    ),
+    *("api" + glue + "key" for glue in (" ", "_", "-", "")),
+]  # fmt: skip
+
 # How a secret name may end (see the module docstring). Used as fixed-width lookbehinds from the
 # `=` or `:` that follows the name, so the name itself never has to be scanned from its start.
 _NAME_ENDINGS = (
@@ -239,9 +281,11 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         (".office",),
         group="secret",
     ),
-    # --- Token formats the token table cannot find, looking only where a run of 12 token
+    # --- Token formats the token table cannot find, looking only where a run of token
     # characters starts with a prefix: their literal is inside them, or not made of token
-    # characters. Line rules: each runs only over the lines holding its literal.
+    # characters. Line rules: each runs only over the lines holding its literal. Where the
+    # literal sits in a long run of token characters (`run=`), only the long runs of a text are
+    # searched for it: a text has few, and a substring search of a whole text costs more.
     # Terraform Cloud / HCP Terraform API tokens: 14 characters, `.atlasv1.`, 60-70 more.
     context_rule(
         "terraform_api_token",
@@ -250,6 +294,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "cWSrzlb4mbesRlff2obvEV7WIctGUVmUUknhr3gs",
         "terraform login app.terraform.io <<< [REDACTED]",
         ("atlasv1",),
+        run=23,  # 14 + `.atlasv1.`, then the body up to its first `=`
     ),
     # Telegram bot tokens: the bot's numeric id, `:AA`, 33 characters.
     context_rule(
@@ -257,7 +302,8 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",
         "curl https://api.telegram.org/bot3982597919:AAb8HDy88YtDtXbiufMdI8X2Y4rUmer-BH3/getMe",
         "curl https://api.telegram.org/bot[REDACTED]/getMe",
-        (":aa",),
+        ("aa",),
+        run=35,  # `AA` and 33 more, after the `:`
     ),
     # Mailchimp API keys: 32 hex digits, then the data centre (`-us14`).
     context_rule(
@@ -266,6 +312,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "mailchimp-cli --key 9dcbd7a085a368932ff2b2d409dd311c-us14 lists",
         "mailchimp-cli --key [REDACTED] lists",
         ("-us",),
+        run=36,
     ),
     # Azure AD (Entra) client secrets: 3 characters, a digit, `Q~`, 31-34 more (then maybe a
     # file name's `.txt`).
@@ -285,6 +332,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "dbxcli --token 0ubyidv3wwrAAAAAAAAAA_chcVG6MOwUxOVHMWndqNCIEPx3mnPQC4vkRB5ICpey ls",
         "dbxcli --token [REDACTED] ls",
         ("aaaaaaaaaa",),
+        run=64,
     ),
     # OpenShift OAuth access tokens: `sha256~` (not a token character) and 43 characters. The
     # prefix stays: it says what was there.
@@ -303,6 +351,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "geoipupdate -v  # LicenseKey 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",
         "geoipupdate -v  # LicenseKey [REDACTED]",
         ("_mmk",),
+        run=40,
     ),
     # Query parameters: `?password=`, `&access_token=`, `&api_key=`, Google's `?key=`, signed
     # URLs' `sig=` / `X-Amz-Signature=`. A prefix must end in a separator, so `&monkey=` and
@@ -473,7 +522,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     # must end in a secret word, as for assignments; the first value after it is the secret.
     context_rule(
         "fish_set_secret",
-        r"(?<![\w-])set(?:[ \t]++-[a-zA-Z]{1,8}+){0,4}+[ \t]++[A-Za-z0-9_]{0,64}?(?:"
+        r"(?-i:[Ss])(?<![\w-].)et(?:[ \t]++-[a-zA-Z]{1,8}+){0,4}+[ \t]++[A-Za-z0-9_]{0,64}?(?:"
         + "|".join(_NAME_ENDINGS)
         + r")(?![A-Za-z0-9_])[ \t]++(?P<secret>"
         + _ARG
@@ -533,9 +582,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     # whole.
     context_rule(
         "keyword_value",
-        r"""(?:pass(?:word|wd|phrase)|_pwd|_pass|secret|token|credentials?|auth"""
-        r"""|api[ _-]?key|apikey|access_?key|private_?key|secret_?key|auth_?key|encryption_?key"""
-        r"""|signing_?key|master_?key|client_?secret)(?![A-Za-z0-9_])["']?"""
+        _words_from_first_letter(_KEYWORDS) + r"""(?![A-Za-z0-9_])["']?"""
         r"""(?:[ \t]*(?::=|=>|\?=|[:=])[ \t]*|[ \t]+is[ \t]+)"""
         r"""(?P<q>["'`])?(?P<secret>"""
         + _FRESH

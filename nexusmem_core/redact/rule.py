@@ -28,6 +28,11 @@ class Rule:
       them (see :mod:`nexusmem_core.redact`), so its cost does not grow with the text. Its
       ``triggers`` are the lowercased prefixes, for tests and for :func:`apply` alone.
 
+    ``run``, when set, says the pattern only matches inside a run of at least that many token
+    characters (``[A-Za-z0-9_.-]``) holding one of the ``triggers``: a long token whose literal
+    is in its middle (``..._mmk``, ``...-us14``). Such a rule is looked for in the few long runs
+    of a text instead of by a substring search of all of it.
+
     ``accept``, when set, is asked whether a matched secret really is one (an entropy test for
     unprefixed values next to a keyword); a refused match is left as it is.
 
@@ -40,7 +45,7 @@ class Rule:
 
     __slots__ = (
         "_pattern", "accept", "example", "expected", "flags", "group", "name", "prefixes",
-        "regex", "triggers",
+        "regex", "run", "triggers",
     )  # fmt: skip
 
     def __init__(
@@ -54,10 +59,11 @@ class Rule:
         flags: int = 0,
         prefixes: tuple[str, ...] = (),
         accept: Callable[[str], bool] | None = None,
+        run: int = 0,
     ) -> None:
         self.name, self.regex, self.example, self.expected = name, regex, example, expected
         self.triggers, self.group, self.flags = triggers, group, flags
-        self.prefixes, self.accept = prefixes, accept
+        self.prefixes, self.accept, self.run = prefixes, accept, run
         self._pattern: re.Pattern[str] | None = None
 
     def __repr__(self) -> str:
@@ -81,11 +87,15 @@ def context_rule(
     group: int | str = 0,
     flags: int = 0,
     accept: Callable[[str], bool] | None = None,
+    run: int = 0,
 ) -> Rule:
-    """A rule found by its context, run on every text holding one of ``triggers``."""
+    """A rule found by its context, run on every text holding one of ``triggers`` (with
+    ``run``, in a run of that many token characters; see :class:`Rule`)."""
     # ASCII: shell syntax is ASCII, ASCII-only \w/\s/\d are faster, and case-insensitive matching
     # stays ASCII so the lowercase-substring triggers are exact prefilters.
-    return Rule(name, pattern, example, expected, triggers, group, flags | re.ASCII, accept=accept)
+    return Rule(
+        name, pattern, example, expected, triggers, group, flags | re.ASCII, accept=accept, run=run
+    )
 
 
 def token_rule(
