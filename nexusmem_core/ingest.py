@@ -24,7 +24,7 @@ from .collectors.shell.nodes import hook_node, scraped_node
 from .collectors.shell.scope import inside, repository_roots
 from .config import ProjectConfig
 from .models import Node
-from .redact import redact, redact_many
+from .redact import redact_many
 
 __all__ = [
     "DocFile",
@@ -240,17 +240,22 @@ def doc_nodes(project_id: str, doc: DocFile, ts: int | None, max_chars: int) -> 
     """One node per section; a repeated heading in one file gets `` (2)``, `` (3)`` ..."""
     nodes = []
     seen: dict[str, int] = {}
-    for section in parse_sections(doc.path, doc.text):
+    sections = list(parse_sections(doc.path, doc.text))
+    # A file's sections and labels go through the table in one call: a README of 40 sections
+    # pays its fixed cost per call once, not 80 times.
+    redacted = redact_many([s.text for s in sections] + [s.label for s in sections])
+    n = len(sections)
+    for section, text, label in zip(sections, redacted[:n], redacted[n:], strict=True):
         count = seen[section.heading] = seen.get(section.heading, 0) + 1
         heading = section.heading if count == 1 else f"{section.heading} ({count})"
-        body, _ = cap(redact(section.text), max_chars)
+        body, _ = cap(text, max_chars)
         nodes.append(
             Node(
                 project_id=project_id,
                 kind="doc_section",
                 source="docs",
                 ref=f"{doc.path}#{heading}",
-                title=f"{doc.path} — {redact(section.label) or heading}",
+                title=f"{doc.path} — {label or heading}",
                 body=body,
                 ts=section.ts or ts,  # a release is dated by its release, not its last edit
                 signal=_doc_signal(doc.path, heading, section.text, release=bool(section.label)),

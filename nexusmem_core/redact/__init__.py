@@ -156,7 +156,9 @@ _CONTINUATIONS: dict[str, tuple[str, ...]] = {
 
 # Run-triggered rules (`Rule.run`): the shortest run they need, and per rule its length and
 # triggers.
-_RUN_RULES = tuple((rule.run, rule.triggers, rule.name) for rule in _LINE_RULES if rule.run)
+_RUN_RULES = tuple(
+    (rule.run, trigger, rule.name) for rule in _LINE_RULES if rule.run for trigger in rule.triggers
+)
 _RUN_LEAST = min(run for run, _, _ in _RUN_RULES)
 
 
@@ -272,7 +274,7 @@ def _apply(rule: Rule, text: str) -> tuple[str, int]:
 def _triggered(rule: Rule, lowered: str) -> bool:
     """Whether one of ``rule``'s triggers occurs in ``lowered``: if none does, the pattern
     cannot match."""
-    return any(trigger in lowered for trigger in rule.triggers)
+    return any(map(lowered.__contains__, rule.triggers))  # no generator frame per trigger
 
 
 def _run_rules(
@@ -300,20 +302,21 @@ def _runs(text: str) -> _Runs:
     classes = _classes(text)
     heads: list[int] = []
     long: list[tuple[int, int]] = []
-    find, needle, space = classes.find, _RUN_NEEDLE, b" "
-    known, least, size = _LENGTHS_BY_HEAD, _RUN_LEAST, len(text)
+    find, starts, needle, step = classes.find, classes.startswith, _RUN_NEEDLE, len(_RUN_NEEDLE)
+    known, least, longer = _LENGTHS_BY_HEAD, _RUN_LEAST, b" " + b"a" * _RUN_LEAST
     at = find(needle)  # the space before a run, so the run starts at `at` in `text`
     while at != -1:
         if text[at : at + 2] in known:
             heads.append(at)
-        end = find(space, at + _MIN_RUN + 1)  # the run ends at `end - 1`
-        if end == -1:
-            if size - at >= least:
-                long.append((at, size))
-            break
-        if end - 1 - at >= least:
+        if starts(longer, at):  # most runs are shorter: their end is not needed
+            end = find(b" ", at + least + 1)  # the run ends at `end - 1`
+            if end == -1:
+                long.append((at, len(text)))
+                break
             long.append((at, end - 1))
-        at = find(needle, end)
+            at = find(needle, end)
+        else:
+            at = find(needle, at + step)
     return heads, long
 
 
@@ -341,10 +344,8 @@ def _line_spans(lowered: str, runs: _Runs, found: set[str]) -> list[tuple[int, i
     starts: list[int] = []  # a position on each candidate line
     find = lowered.find
     for root in _COMMON_ROOTS:
-        if root not in lowered:
-            continue
-        checked = root in _CONTINUATIONS
         at = find(root)
+        checked = root in _CONTINUATIONS
         while at != -1:
             if checked and not _followed(lowered, at, root):
                 at = find(root, at + 1)
@@ -373,8 +374,9 @@ def _line_spans(lowered: str, runs: _Runs, found: set[str]) -> list[tuple[int, i
                 at = find(_RARE, at + 1)
     for start, end in runs[1]:
         run = lowered[start:end]
-        for least, triggers, name in _RUN_RULES:
-            if end - start >= least and any(trigger in run for trigger in triggers):
+        size = end - start
+        for least, trigger, name in _RUN_RULES:
+            if size >= least and trigger in run:
                 starts.append(start)
                 found.add(name)
     if not starts:
