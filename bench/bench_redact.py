@@ -11,6 +11,9 @@ and doc sections, exactly as the sync hands them over. The table gives, per corp
 * throughput: the same texts redacted again ``--rounds`` times, median MB/s (the target is
   20 MB/s on this machine), with the per-text cost.
 
+A second table splits all six corpora's texts by what they are (commit messages with their
+subjects, patches, doc sections: the ingest function that handed them over).
+
 It only patches ``nexusmem_core.ingest.redact``, so the same file measures an older checkout:
 run it with ``PYTHONPATH=<that checkout>`` and another ``--out``, and compare within one run.
 """
@@ -43,6 +46,26 @@ def clone(name: str, out: Path) -> Path:
     return target
 
 
+# What each batch handed over was, by the ingest function that handed it over; filled by
+# first_sync() in the order of its batches.
+KINDS: list[str] = []
+
+
+def _kind() -> str:
+    """What the texts being redacted are, from the nearest ingest function up the stack."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_name
+        if name.startswith("commit_node"):
+            return "commit messages"
+        if name.startswith("diff_node"):
+            return "patches"
+        if name.startswith("doc_"):
+            return "doc sections"
+        frame = frame.f_back
+    return "other"
+
+
 async def first_sync(name: str, out: Path) -> tuple[list[list[str]], float, float]:
     """Sync ``name`` from scratch; return the texts redacted (as the batches the sync handed
     over), the seconds redaction took and the seconds the sync took."""
@@ -69,6 +92,7 @@ async def first_sync(name: str, out: Path) -> tuple[list[list[str]], float, floa
         finally:
             spent += time.perf_counter() - started
             batches.append([text])
+            KINDS.append(_kind())
 
     def timed_many(texts: list[str]) -> list[str]:
         nonlocal spent
@@ -78,6 +102,7 @@ async def first_sync(name: str, out: Path) -> tuple[list[list[str]], float, floa
         finally:
             spent += time.perf_counter() - started
             batches.append(list(texts))
+            KINDS.append(_kind())
 
     if one is not None:  # this checkout hands every text over in batches
         ingest.redact = timed_one  # type: ignore[attr-defined]
@@ -145,6 +170,11 @@ def main() -> int:
     print("\n".join(rows))
     rate = throughput(everything, args.rounds)
     mark = "ok" if rate >= TARGET_MB_S else "MISS"
+    print("\n| texts, all corpora | MB | MB/s (median) |")
+    print("| --- | ---: | ---: |")
+    for kind in dict.fromkeys(KINDS):
+        chosen = [batch for batch, k in zip(everything, KINDS, strict=True) if k == kind]
+        print(f"| {kind} | {megabytes(chosen):.1f} | {throughput(chosen, args.rounds):.1f} |")
     print(f"\nall corpora: {rate:.1f} MB/s median of {args.rounds} (target ≥ {TARGET_MB_S}) {mark}")
     return 0
 

@@ -387,8 +387,19 @@ _KEYWORD_MIX = st.lists(
 def _assert_gathered(text: str) -> None:
     """Line rules run only on the lines gathered for them, and only when their keys were found:
     both prefilters must keep every line holding a match."""
-    from nexusmem_core.redact import _LINE_KEYS, _line_spans, _lower, _runs
+    from nexusmem_core.redact import (
+        _HOST_RULES,
+        _LINE_KEYS,
+        _line_spans,
+        _lower,
+        _runs,
+        _whole_rules,
+    )
 
+    whole = _whole_rules(_lower(text))
+    for rule in _HOST_RULES:  # a webhook rule runs only when its trigger is in a URL's host
+        if rule.pattern.search(text):
+            assert rule in whole, rule.name
     found: set[str] = set()
     spans = _line_spans(_lower(text), _runs(text), found)
     for rule, keys in _LINE_KEYS:

@@ -117,6 +117,12 @@ _WHOLE_TEXT = frozenset(
 _WHOLE_RULES = tuple(rule for rule in CONTEXT_RULES if rule.name in _WHOLE_TEXT)
 _LINE_RULES = tuple(rule for rule in CONTEXT_RULES if rule.name not in _WHOLE_TEXT)
 
+# Webhook URLs (`https://hooks.slack.com/...`): their triggers are part of a URL's host, so they
+# are looked for in the hosts after each `://` (a text has few), not by a search of all of it.
+_IN_HOSTS = frozenset({"slack_webhook", "discord_webhook", "teams_webhook"})
+_HOST_RULES = tuple(rule for rule in _WHOLE_RULES if rule.name in _IN_HOSTS)
+_HOST_LONGEST = 253  # a DNS name's limit: where a host is looked for its triggers up to
+
 
 def _roots(triggers: list[str]) -> tuple[str, ...]:
     """The triggers no other trigger is a substring of: if none of these occurs, none does."""
@@ -173,9 +179,12 @@ def _keys(rule: Rule) -> frozenset[str]:
 # Per line rule, its keys; and the line rules whose triggers are roots themselves: once their
 # keys are found, their triggers are on the gathered lines, and need not be looked for again.
 _LINE_KEYS = tuple((rule, _keys(rule)) for rule in _LINE_RULES)
-_SURE = frozenset(
-    rule.name for rule in _LINE_RULES if not rule.run and set(rule.triggers) <= set(_LINE_ROOTS)
-)
+_SURE = (
+    frozenset(
+        rule.name for rule in _LINE_RULES if not rule.run and set(rule.triggers) <= set(_LINE_ROOTS)
+    )
+    | _IN_HOSTS
+)  # a host rule comes only when its trigger was found in a host
 
 # --- Token formats: which prefixes start which rules ------------------------------------------
 
@@ -394,11 +403,32 @@ def _line_spans(lowered: str, runs: _Runs, found: set[str]) -> list[tuple[int, i
     return spans
 
 
+def _whole_rules(lowered: str) -> tuple[Rule, ...]:
+    """The whole-text rules that could match ``lowered``: a webhook rule only when its trigger
+    is in the host of one of the text's URLs."""
+    hosts = []
+    find = lowered.find
+    at = find("://")
+    while at != -1:
+        start = at + 3
+        end = find("/", start, start + _HOST_LONGEST)
+        hosts.append(lowered[start : end if end != -1 else start + _HOST_LONGEST])
+        at = find("://", start)
+    if not hosts:
+        return tuple(rule for rule in _WHOLE_RULES if rule.name not in _IN_HOSTS)
+    found = {
+        rule.name
+        for rule in _HOST_RULES
+        if any(trigger in host for host in hosts for trigger in rule.triggers)
+    }
+    return tuple(rule for rule in _WHOLE_RULES if rule.name not in _IN_HOSTS or rule.name in found)
+
+
 def _context_pass(text: str, tally: dict[str, int], runs: _Runs) -> tuple[str, int]:
     """One pass of the context rules: whole-text rules, then line rules on the lines they could
     match (``runs`` are :func:`_runs` of ``text``)."""
     lowered = _lower(text)
-    text, found = _run_rules(_WHOLE_RULES, text, lowered, tally)
+    text, found = _run_rules(_whole_rules(lowered), text, lowered, tally)
     if found:
         lowered = _lower(text)
         runs = _runs(text)
