@@ -416,11 +416,8 @@ def _whole_rules(lowered: str) -> tuple[Rule, ...]:
         at = find("://", start)
     if not hosts:
         return tuple(rule for rule in _WHOLE_RULES if rule.name not in _IN_HOSTS)
-    found = {
-        rule.name
-        for rule in _HOST_RULES
-        if any(trigger in host for host in hosts for trigger in rule.triggers)
-    }
+    joined = "\n".join(hosts)  # a trigger across two hosts only runs a rule for nothing
+    found = {rule.name for rule in _HOST_RULES if any(map(joined.__contains__, rule.triggers))}
     return tuple(rule for rule in _WHOLE_RULES if rule.name not in _IN_HOSTS or rule.name in found)
 
 
