@@ -209,7 +209,7 @@ def test_rule_example_redacts_to_its_expected_text(rule: Rule) -> None:
 def _redact_with(rule: Rule, text: str) -> str:
     """Replace the secret group of every match of one rule, independently of the engine."""
     pieces, last = [], 0
-    for match in rule.pattern.finditer(text):
+    for match in rule.finditer(text):
         start, end = match.span(rule.group)
         pieces += [text[last:start], PLACEHOLDER]
         last = end
@@ -363,7 +363,7 @@ def test_a_rule_matches_only_text_containing_one_of_its_triggers(text: str) -> N
     # The triggers are a prefilter: skipping a rule must never skip a match.
     lowered = text.lower()
     for rule in RULES:
-        if rule.pattern.search(text):
+        if next(rule.finditer(text), None):
             assert any(trigger in lowered for trigger in rule.triggers), rule.name
 
 
@@ -398,12 +398,12 @@ def _assert_gathered(text: str) -> None:
 
     whole = _whole_rules(_lower(text))
     for rule in _HOST_RULES:  # a webhook rule runs only when its trigger is in a URL's host
-        if rule.pattern.search(text):
+        if next(rule.finditer(text), None):
             assert rule in whole, rule.name
     found: set[str] = set()
     spans = _line_spans(_lower(text), _runs(text), found)
     for rule, keys in _LINE_KEYS:
-        for match in rule.pattern.finditer(text):
+        for match in rule.finditer(text):
             line = text.rfind("\n", 0, match.start()) + 1
             assert any(start == line for start, _ in spans), (rule.name, match.group(0))
             assert not keys.isdisjoint(found), rule.name
@@ -442,9 +442,39 @@ def test_line_gathering_never_skips_a_line_a_rule_matches(text: str) -> None:
     _assert_gathered(text)
 
 
+_FOLDED = [rule for rule in RULES if rule.folded]
+
+
+@settings(max_examples=300)
+@given(st.one_of(st.text(), _FUZZ, _EXAMPLE_MIX, _KEYWORD_MIX), st.sampled_from(_FOLDED))
+def test_a_folded_rule_matches_where_its_case_insensitive_pattern_does(
+    text: str, rule: Rule
+) -> None:
+    # Folded rules run case-sensitively on the lowercase copy: the same spans as the pattern as
+    # written, case-insensitive, on the text itself. Swapping case checks both directions.
+    original = re.compile(rule.regex, rule.flags)
+    for sample in (text, text.swapcase(), text.upper()):
+        spans = [m.span(rule.group) for m in original.finditer(sample)]
+        assert [m.span(rule.group) for m in rule.finditer(sample)] == spans, rule.name
+
+
+def test_a_folded_rule_sees_non_ascii_characters_as_the_pattern_does() -> None:
+    # The lowercase copy stands something in for `ü`; a `?` would end the URL's user name,
+    # which its pattern reads up to the first `?`, and leave the password in clear.
+    text = 'resp.headers["Location"] = "http://üser:pässword@☃.net/påth"'
+    assert redact(text) == 'resp.headers["Location"] = "http://üser:[REDACTED]@☃.net/påth"'
+
+
+def test_every_case_insensitive_context_rule_is_folded() -> None:
+    assert {rule.name for rule in _FOLDED} == {
+        rule.name for rule in RULES if rule.flags & re.IGNORECASE and not rule.prefixes
+    }
+    assert _FOLDED
+
+
 @pytest.mark.parametrize("rule", [rule for rule in RULES if rule.run], ids=lambda rule: rule.name)
 def test_a_run_triggered_rule_matches_inside_a_long_run_holding_its_trigger(rule: Rule) -> None:
-    match = rule.pattern.search(rule.example)
+    match = next(rule.finditer(rule.example), None)
     assert match is not None
     run = re.search(rf"[A-Za-z0-9_.-]{{{rule.run},}}", match.group(0))
     assert run is not None and any(trigger in run.group(0).lower() for trigger in rule.triggers)

@@ -58,10 +58,10 @@ recognised, since tokens are looked for where a run starts.
 from __future__ import annotations
 
 import hashlib
-import re
 
 from .context import CONTEXT_RULES
 from .rule import Rule
+from .rule import ascii_lower as _lower
 from .tokens import TOKEN_RULES
 
 TYPE_CHECKING = False  # importing typing for it would cost a shell hook
@@ -236,15 +236,6 @@ def _classes(text: str) -> bytes:
 _Runs = tuple[list[int], list[tuple[int, int]]]
 
 
-def _lower(text: str) -> str:
-    """``text`` in ASCII lower case, one character for one: what the triggers (ASCII) are looked
-    for in. ``str.lower`` can lengthen a text (``"İ".lower()`` is two characters), which would
-    move every position after it; a non-ASCII character becomes ``?`` instead."""
-    if text.isascii():  # a flag of the string: most texts take this path
-        return text.lower()
-    return text.encode("ascii", "replace").decode("ascii").lower()
-
-
 def _hide(secret: str) -> str:
     """The replacement for a secret: ``[REDACTED]``, keeping any placeholder already inside it.
 
@@ -258,26 +249,28 @@ def _hide(secret: str) -> str:
     return PLACEHOLDER.join(PLACEHOLDER if piece.strip(_NOT_SECRET) else piece for piece in pieces)
 
 
-def _apply(rule: Rule, text: str) -> tuple[str, int]:
-    """Replace the secret group of every match of one rule; return the text and the count."""
+def _apply(rule: Rule, text: str, lowered: str) -> tuple[str, int]:
+    """Replace the secret group of every match of one rule; return the text and the count.
+    ``lowered`` is :func:`_lower` of ``text``, which a folded rule runs on."""
     count = 0
-    group = rule.group
-    accept = rule.accept
-
-    def replace(match: re.Match[str]) -> str:
-        nonlocal count
+    pieces: list[str] = []
+    last = 0
+    group, accept = rule.group, rule.accept
+    for match in rule.pattern.finditer(lowered if rule.folded else text):
         start, end = match.span(group)
         secret = text[start:end]
         hidden = _hide(secret)
         if hidden == secret:  # nothing left to hide (empty, quotes, placeholders)
-            return match.group(0)
+            continue
         if accept is not None and not accept(secret):
-            return match.group(0)
+            continue
+        pieces += (text[last:start], hidden)
+        last = end
         count += 1
-        whole_start, whole_end = match.span()
-        return text[whole_start:start] + hidden + text[end:whole_end]
-
-    return rule.pattern.sub(replace, text), count
+    if not count:
+        return text, 0
+    pieces.append(text[last:])
+    return "".join(pieces), count
 
 
 def _triggered(rule: Rule, lowered: str) -> bool:
@@ -295,7 +288,7 @@ def _run_rules(
     for rule in rules:
         if rule.name not in _SURE and not _triggered(rule, lowered):
             continue
-        text, count = _apply(rule, text)
+        text, count = _apply(rule, text, lowered)
         if count:
             tally[rule.name] = tally.get(rule.name, 0) + count
             found += count

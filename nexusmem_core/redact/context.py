@@ -58,15 +58,11 @@ _ASSIGNED = (
 _ARG = _FRESH + _NOT_REF + r"(?!-)" + _WORD
 
 
-def _words_from_first_letter(words: list[str]) -> str:
-    """A case-insensitive regex matching any of ``words`` (lowercase), for a pattern to start
-    with: one case-sensitive class of their first letters, then the rest as a trie, each branch
-    behind a one-character lookbehind for its first letter.
-
-    ``re`` scans for a leading character class in C and tries the pattern only where one of its
-    characters is; a leading alternation, or a class under IGNORECASE, is tried at every
-    position, which costs several times as much.
-    """
+def _alternation(words: list[str]) -> str:
+    """A regex matching any of ``words``, as a trie (``p(?:ass|wd)``): ``re`` tries the
+    alternatives of a flat list one after another, of a trie only those sharing the letter at
+    hand. In a folded rule (see ``Rule.folded``) the first letters are literals, so ``re`` scans
+    for them in C and tries the pattern only where one is."""
     tree: dict[str, dict] = {}
     for word in words:
         node = tree
@@ -81,10 +77,7 @@ def _words_from_first_letter(words: list[str]) -> str:
         body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
         return f"(?:{body})?" if "" in node else body
 
-    firsts = sorted(tree)
-    letters = "".join(sorted({case for char in firsts for case in (char, char.upper())}))
-    branches = "|".join(f"(?<={re.escape(char)}){emit(tree[char])}" for char in firsts)
-    return f"(?-i:[{re.escape(letters)}])(?:{branches})"
+    return "(?:" + emit(tree) + ")"
 
 
 # The words `keyword_value` takes as a secret's name.
@@ -522,7 +515,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     # must end in a secret word, as for assignments; the first value after it is the secret.
     context_rule(
         "fish_set_secret",
-        r"(?-i:[Ss])(?<![\w-].)et(?:[ \t]++-[a-zA-Z]{1,8}+){0,4}+[ \t]++[A-Za-z0-9_]{0,64}?(?:"
+        r"set(?<![\w-]set)(?:[ \t]++-[a-zA-Z]{1,8}+){0,4}+[ \t]++[A-Za-z0-9_]{0,64}?(?:"
         + "|".join(_NAME_ENDINGS)
         + r")(?![A-Za-z0-9_])[ \t]++(?P<secret>"
         + _ARG
@@ -582,7 +575,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     # whole.
     context_rule(
         "keyword_value",
-        _words_from_first_letter(_KEYWORDS) + r"""(?![A-Za-z0-9_])["']?"""
+        _alternation(_KEYWORDS) + r"""(?![A-Za-z0-9_])["']?"""
         r"""(?:[ \t]*(?::=|=>|\?=|[:=])[ \t]*|[ \t]+is[ \t]+)"""
         r"""(?P<q>["'`])?(?P<secret>"""
         + _FRESH

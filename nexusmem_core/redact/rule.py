@@ -5,10 +5,63 @@ Standard library only: the shell hook imports this on every command typed.
 
 from __future__ import annotations
 
+import codecs
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-__all__ = ["Rule", "context_rule", "token_rule"]
+__all__ = ["Rule", "ascii_lower", "context_rule", "fold", "token_rule"]
+
+
+# What a non-ASCII character becomes in ascii_lower(): a control character no pattern names.
+# Like the character it stands for, it is not a letter, digit, space or anything else a
+# pattern of the table spells out (with re.ASCII, `\w` and `\s` are ASCII only), and every
+# class that excludes some characters (`[^\s:/?#@]`) still takes it. `?`, the encoder's own
+# replacement, would not do: URL patterns name it.
+_STAND_IN = "\x1a"
+
+
+def _stand_in(error: UnicodeError) -> tuple[str, int]:
+    assert isinstance(error, UnicodeEncodeError)
+    return _STAND_IN * (error.end - error.start), error.end
+
+
+codecs.register_error("nexusmem-stand-in", _stand_in)
+
+
+def ascii_lower(text: str) -> str:
+    """``text`` in ASCII lower case, one character for one: what triggers are looked for in and
+    folded patterns run on. ``str.lower`` can lengthen a text (``"İ".lower()`` is two
+    characters), which would move every position after it; a non-ASCII character becomes
+    ``\\x1a`` instead, which no pattern of the table (ASCII, with ``re.ASCII``) tells from the
+    character it replaces."""
+    if text.isascii():  # a flag of the string: most texts take this path
+        return text.lower()
+    return text.encode("ascii", "nexusmem-stand-in").decode("ascii").lower()
+
+
+def fold(regex: str) -> str:
+    """``regex`` (ASCII, case-insensitive) for text in ASCII lower case, matched case-sensitively:
+    its letters in lower case, bar escapes (``\\S``, ``\\W``) and the ``P`` of ``(?P``.
+
+    On lowercase text the two match at the same places: every letter of the text is lowercase,
+    and a pattern letter, or a class's letter or range, matches it exactly when it did either
+    case of it. ``re`` finds a case-sensitive literal much faster: a leading alternation of
+    words gives it the set of their first letters to scan for in C.
+    """
+    out: list[str] = []
+    at = 0
+    while at < len(regex):
+        char = regex[at]
+        if char == "\\":
+            out.append(regex[at : at + 2])
+            at += 2
+        elif regex.startswith("(?P", at):
+            out.append("(?P")
+            at += 3
+        else:
+            out.append(char.lower() if char.isascii() else char)
+            at += 1
+    return "".join(out)
 
 
 class Rule:
@@ -33,6 +86,10 @@ class Rule:
     is in its middle (``..._mmk``, ``...-us14``). Such a rule is looked for in the few long runs
     of a text instead of by a substring search of all of it.
 
+    ``folded``: the rule is case-insensitive (context rules with ``re.IGNORECASE``), so its
+    pattern is compiled from :func:`fold` of ``regex``, case-sensitively, and runs on the text's
+    :func:`ascii_lower` copy; matches are replaced in the text itself (same positions).
+
     ``accept``, when set, is asked whether a matched secret really is one (an entropy test for
     unprefixed values next to a keyword); a refused match is left as it is.
 
@@ -44,8 +101,8 @@ class Rule:
     """
 
     __slots__ = (
-        "_pattern", "accept", "example", "expected", "flags", "group", "name", "prefixes",
-        "regex", "run", "triggers",
+        "_pattern", "accept", "example", "expected", "flags", "folded", "group", "name",
+        "prefixes", "regex", "run", "triggers",
     )  # fmt: skip
 
     def __init__(
@@ -64,6 +121,7 @@ class Rule:
         self.name, self.regex, self.example, self.expected = name, regex, example, expected
         self.triggers, self.group, self.flags = triggers, group, flags
         self.prefixes, self.accept, self.run = prefixes, accept, run
+        self.folded = bool(flags & re.IGNORECASE) and not prefixes
         self._pattern: re.Pattern[str] | None = None
 
     def __repr__(self) -> str:
@@ -71,10 +129,18 @@ class Rule:
 
     @property
     def pattern(self) -> re.Pattern[str]:
-        """The compiled :attr:`regex`."""
+        """The compiled :attr:`regex` (folded, see :attr:`folded`: it runs on lowercase text)."""
         if self._pattern is None:
-            self._pattern = re.compile(self.regex, self.flags)
+            if self.folded:
+                self._pattern = re.compile(fold(self.regex), self.flags & ~re.IGNORECASE)
+            else:
+                self._pattern = re.compile(self.regex, self.flags)
         return self._pattern
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        """The matches of the rule in ``text``; their spans are positions in ``text`` (their
+        groups, for a folded rule, are of its lowercase copy)."""
+        return self.pattern.finditer(ascii_lower(text) if self.folded else text)
 
 
 def context_rule(
