@@ -121,7 +121,7 @@ _LINE_RULES = tuple(rule for rule in CONTEXT_RULES if rule.name not in _WHOLE_TE
 # are looked for in the hosts after each `://` (a text has few), not by a search of all of it.
 _IN_HOSTS = frozenset({"slack_webhook", "discord_webhook", "teams_webhook"})
 _HOST_RULES = tuple(rule for rule in _WHOLE_RULES if rule.name in _IN_HOSTS)
-_HOST_LONGEST = 253  # a DNS name's limit: where a host is looked for its triggers up to
+_HOST_LONGEST = 253  # the longest DNS name: how far past `://` a host is read
 
 
 def _roots(triggers: list[str]) -> tuple[str, ...]:
@@ -146,8 +146,9 @@ _RARE_MOST = 64
 
 # A root followed by a letter is part of a longer word (`monkeypatch`, `authored`, `passed`),
 # which no rule's keyword is, except for these continuations (`pass` + `word`: `password=`).
-# A root not listed here (`curl`, `login`) is taken wherever it occurs. Every trigger of a line
-# rule that continues a root with a letter must continue it with one of these (a test checks).
+# A root not listed here (`curl`, `login`) is taken wherever it occurs. A new keyword that
+# continues a root with letters (`tokenid=`) must be added here; the tests write every rule's
+# example and every secret name each way the rules take it, and check the lines are kept.
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
 _CONTINUATIONS: dict[str, tuple[str, ...]] = {
     "auth": ("orization",),
@@ -370,7 +371,7 @@ def _line_spans(lowered: str, runs: _Runs, found: set[str]) -> list[tuple[int, i
             at = find(_RARE)
             while at != -1:
                 for root, offset in _RARE_ROOTS:
-                    if lowered.startswith(root, at - offset):
+                    if at >= offset and lowered.startswith(root, at - offset):
                         starts.append(at)
                         found.add(root)
                 at = find(_RARE, at + 1)
