@@ -2,7 +2,8 @@
 
     parse_query (query.py)       the text parsed once, into the Query every stage reads
     lexical_candidates           BM25 (words.py), CJK trigrams, coverage (coverage.py)
-    semantic_candidates          the vector arm (semantic.py), at the same time
+    semantic.nearest             the vector arm (semantic.py), at the same time; its rows
+                                 become candidates (semantic.resolve) after both
     rrf (fuse.py)                the two arms fused by rank
     expand (imports.py)          a named file's imports weigh in
     group_commits (group.py)     a commit and its file diffs are one answer
@@ -26,6 +27,7 @@ from ..errors import NexusMemError, UsageError
 from ..models import SearchResponse, SearchResult
 from ..registry import check_entry, load_registry
 from ..store.fts import Candidate, load_bodies
+from . import semantic
 from .fuse import PROJECT_RRF_K, rrf
 from .group import group_commits
 from .lexical import lexical_candidates
@@ -33,7 +35,7 @@ from .pack import Packer, pack
 from .pairs import pair_reverts
 from .query import Query, parse_query
 from .rank import prior_factor
-from .semantic import neutral_when_unembedded, semantic_candidates
+from .semantic import neutral_when_unembedded
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -82,17 +84,18 @@ async def _arms(
     words = lexical_candidates(engine.db, engine.project_id, query, CANDIDATES, as_of, k)
     if not vector:
         return await words, [], "off"
-    lexical, nearest = await asyncio.gather(
+    lexical, near = await asyncio.gather(
         words,
-        semantic_candidates(engine, query, CANDIDATES, as_of),
+        semantic.nearest(engine, query, CANDIDATES, as_of),
         return_exceptions=True,  # neither is left running when the other fails
     )
     if isinstance(lexical, BaseException):
         raise lexical
-    if isinstance(nearest, BaseException):
-        raise nearest
-    semantic, used = nearest
-    return lexical, semantic, used
+    if isinstance(near, BaseException):
+        raise near
+    hits, used, model = near
+    # The nearest rows' nodes are read after both arms, on the word arm's connection.
+    return lexical, await semantic.resolve(engine, hits, model, CANDIDATES, as_of), used
 
 
 async def ranked(

@@ -14,42 +14,65 @@ from .query import Query
 if TYPE_CHECKING:
     from ..engine import Engine
 
-__all__ = ["neutral_when_unembedded", "semantic_candidates"]
+__all__ = ["nearest", "neutral_when_unembedded", "resolve", "semantic_candidates"]
 
 # What ends a vector scan without ending the search: SQLite's errors (sqlite-vec's exact
 # scan), or the approximate one's (store/sketches.py), e.g. a query of another dimension.
 SCAN_ERRORS: tuple[type[Exception], ...] = (*DB_ERRORS, StoreError)
 
 
-async def semantic_candidates(
+async def nearest(
     engine: Engine, query: Query, limit: int, as_of: int | None = None
-) -> tuple[list[Candidate], str]:
-    """The vector arm's candidates, nearest first, and what became of it ("used" or why not)."""
+) -> tuple[list[tuple[int, float]], str, str]:
+    """The part of the vector arm that runs beside the word arm: the query embedded, and the
+    nearest rows, read on the database's second connection. Returns (seq, distance) nearest
+    first, what became of the arm ("used" or why not) and the model.
+
+    Nothing here reads on the word arm's connection: a read left pending there while the word
+    arm's statements ran was once aborted ("abort due to ROLLBACK", a loaded machine); what
+    needs that connection is done by :func:`resolve`, after both arms."""
     embedder = engine.embedder(for_query=True)
     if embedder is None:
-        return [], "off"
-    if not await vectors.has_vectors(engine.db, embedder.model):
-        return [], f"off: nothing embedded with {embedder.model} yet (run `nexusmem sync`)"
+        return [], "off", ""
+    scan = await engine.db.beside()  # the connection itself when there is no second one
+    if not await vectors.has_vectors(scan, embedder.model):
+        return [], f"off: nothing embedded with {embedder.model} yet (run `nexusmem sync`)", ""
     try:
         (query_vector,) = await embedder.embed([query.text])
     except EmbedUnavailableError as err:
-        return [], f"skipped: {err}"
+        return [], f"skipped: {err}", ""
     depth = limit if as_of is None else limit * 4  # later records are dropped below
     try:
-        # On the second connection when there is one: it runs beside the word arm's statements.
-        scan = await engine.db.beside()
         hits = await vectors.knn(scan, engine.project_id, query_vector, depth)
     except SCAN_ERRORS as err:  # e.g. a query vector of another dimension than the stored ones
-        return [], f"skipped: {err}; run `nexusmem sync` to re-embed"
-    # Vectors are keyed by row number, and a rebuild gives row numbers to other nodes: until
-    # the vectors are made again, a row's vector may be another node's text. Only a vector
-    # made from the node's current content speaks for it.
-    own = await vectors.embedded_among(engine.db, embedder.model, [seq for seq, _ in hits])
+        return [], f"skipped: {err}; run `nexusmem sync` to re-embed", ""
+    return hits, "used", embedder.model
+
+
+async def resolve(
+    engine: Engine, hits: list[tuple[int, float]], model: str, limit: int, as_of: int | None
+) -> list[Candidate]:
+    """The candidates of :func:`nearest`'s rows, nearest first.
+
+    Vectors are keyed by row number, and a rebuild gives row numbers to other nodes: until the
+    vectors are made again, a row's vector may be another node's text. Only a vector made from
+    the node's current content speaks for it."""
+    if not hits:
+        return []
+    own = await vectors.embedded_among(engine.db, model, [seq for seq, _ in hits])
     found = await candidates_by_seq(engine.db, [seq for seq, _ in hits if seq in own])
     ordered = [found[seq] for seq, _ in hits if seq in found]
     if as_of is not None:
         ordered = [c for c in ordered if c.created_at <= as_of][:limit]
-    return ordered, "used"
+    return ordered
+
+
+async def semantic_candidates(
+    engine: Engine, query: Query, limit: int, as_of: int | None = None
+) -> tuple[list[Candidate], str]:
+    """The vector arm's candidates, nearest first, and what became of it ("used" or why not)."""
+    hits, used, model = await nearest(engine, query, limit, as_of)
+    return await resolve(engine, hits, model, limit, as_of), used
 
 
 async def neutral_when_unembedded(engine: Engine, lexical: list[Candidate], k: int) -> None:
