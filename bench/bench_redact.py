@@ -29,7 +29,9 @@ import statistics
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 CORPORA = Path(os.environ.get("NEXUSMEM_CORPORA", HERE.parent.parent / "shared" / "corpora"))
@@ -54,7 +56,7 @@ KINDS: list[str] = []
 
 def _kind() -> str:
     """What the texts being redacted are, from the nearest ingest function up the stack."""
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         name = frame.f_code.co_name
         if name.startswith("commit_node"):
@@ -85,30 +87,25 @@ async def first_sync(name: str, out: Path) -> tuple[list[list[str]], float, floa
     spent = 0.0
     one, many = getattr(ingest, "redact", None), getattr(ingest, "redact_many", None)
 
-    def timed_one(text: str) -> str:
-        nonlocal spent
-        started = time.perf_counter()
-        try:
-            return one(text)  # type: ignore[misc]
-        finally:
-            spent += time.perf_counter() - started
-            batches.append([text])
-            KINDS.append(_kind())
+    def timed(redact: Any) -> Any:
+        """``redact`` (one text, or a list of them), timed, its texts kept as one batch."""
 
-    def timed_many(texts: list[str]) -> list[str]:
-        nonlocal spent
-        started = time.perf_counter()
-        try:
-            return many(texts)  # type: ignore[misc]
-        finally:
-            spent += time.perf_counter() - started
-            batches.append(list(texts))
-            KINDS.append(_kind())
+        def call(texts: Any) -> Any:
+            nonlocal spent
+            started = time.perf_counter()
+            try:
+                return redact(texts)
+            finally:
+                spent += time.perf_counter() - started
+                batches.append([texts] if isinstance(texts, str) else list(texts))
+                KINDS.append(_kind())
+
+        return call
 
     if one is not None:  # this checkout hands every text over in batches
-        ingest.redact = timed_one  # type: ignore[attr-defined]
+        ingest.redact = timed(one)  # type: ignore[attr-defined]
     if many is not None:  # an older checkout redacts one text at a time
-        ingest.redact_many = timed_many  # type: ignore[attr-defined]
+        ingest.redact_many = timed(many)  # type: ignore[attr-defined]
     try:
         started = time.perf_counter()
         async with open_engine(settings, repo, create=True) as engine:

@@ -388,8 +388,8 @@ def _assert_gathered(text: str) -> None:
     """Line rules run only on the lines gathered for them, and only when their keys were found:
     both prefilters must keep every line holding a match."""
     from nexusmem_core.redact import (
-        _HOST_RULES,
         _LINE_KEYS,
+        _WHOLE_RULES,
         _line_spans,
         _lower,
         _runs,
@@ -397,7 +397,7 @@ def _assert_gathered(text: str) -> None:
     )
 
     whole = _whole_rules(_lower(text))
-    for rule in _HOST_RULES:  # a webhook rule runs only when its trigger is in a URL's host
+    for rule in _WHOLE_RULES:  # a webhook rule runs only when its trigger is in a URL's host
         if next(rule.finditer(text), None):
             assert rule in whole, rule.name
     found: set[str] = set()

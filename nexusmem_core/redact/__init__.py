@@ -121,6 +121,9 @@ _LINE_RULES = tuple(rule for rule in CONTEXT_RULES if rule.name not in _WHOLE_TE
 # are looked for in the hosts after each `://` (a text has few), not by a search of all of it.
 _IN_HOSTS = frozenset({"slack_webhook", "discord_webhook", "teams_webhook"})
 _HOST_RULES = tuple(rule for rule in _WHOLE_RULES if rule.name in _IN_HOSTS)
+# Rules whose only trigger is `://` (URL credentials): the same walk over the URLs says whether
+# they can match, so their trigger is not searched for again.
+_URL_ONLY = frozenset(rule.name for rule in _WHOLE_RULES if rule.triggers == ("://",))
 _HOST_LONGEST = 253  # the longest DNS name: how far past `://` a host is read
 
 
@@ -185,7 +188,8 @@ _SURE = (
         rule.name for rule in _LINE_RULES if not rule.run and set(rule.triggers) <= set(_LINE_ROOTS)
     )
     | _IN_HOSTS
-)  # a host rule comes only when its trigger was found in a host
+    | _URL_ONLY
+)  # a host or URL rule comes only when its trigger was found (see _whole_rules)
 
 # --- Token formats: which prefixes start which rules ------------------------------------------
 
@@ -399,7 +403,7 @@ def _line_spans(lowered: str, runs: _Runs, found: set[str]) -> list[tuple[int, i
 
 def _whole_rules(lowered: str) -> tuple[Rule, ...]:
     """The whole-text rules that could match ``lowered``: a webhook rule only when its trigger
-    is in the host of one of the text's URLs."""
+    is in the host of one of the text's URLs, a URL rule only when there is a URL."""
     hosts = []
     find = lowered.find
     at = find("://")
@@ -409,7 +413,7 @@ def _whole_rules(lowered: str) -> tuple[Rule, ...]:
         hosts.append(lowered[start : end if end != -1 else start + _HOST_LONGEST])
         at = find("://", start)
     if not hosts:
-        return tuple(rule for rule in _WHOLE_RULES if rule.name not in _IN_HOSTS)
+        return tuple(rule for rule in _WHOLE_RULES if rule.name not in _IN_HOSTS | _URL_ONLY)
     joined = "\n".join(hosts)  # a trigger across two hosts only runs a rule for nothing
     found = {rule.name for rule in _HOST_RULES if any(map(joined.__contains__, rule.triggers))}
     return tuple(rule for rule in _WHOLE_RULES if rule.name not in _IN_HOSTS or rule.name in found)
