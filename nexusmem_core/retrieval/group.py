@@ -7,10 +7,21 @@ best-matching diff as its ``hunk`` (the excerpt shows that hunk), and the places
 held go to other answers. A diff whose commit was not among the candidates brings it in.
 Grouping comes before the priors, so the unit is weighed as the commit is: its signal, its
 trust (a rejected commit is not lifted back by its own diff), its age.
+
+A diff of a prose file (a doc file by the project's doc extensions, or a changelog) lends its
+commit nothing. Memory holds the file as sections, which answer better, and the diff is the
+same words again: "Fix docs and changelog" outranked the section it edited, and the older
+commits a question was about. Such a diff is still its commit's excerpt when the commit is
+found by its own words. Measured on the real set (BM25 MRR@10): 0.641 -> 0.655; howto 0.643
+-> 0.683, release 0.657 -> 0.687, recent 0.700 -> 0.720. Lending only from files memory
+holds now (doc_files) gained half of that: renamed docs and ``requirements/*.txt``-like lists
+of names still lent.
 """
 
 from __future__ import annotations
 
+from ..collectors.changelog import is_changelog
+from ..config import DEFAULT_DOC_EXTENSIONS
 from ..store.db import Database
 from ..store.fts import Candidate, candidates_by_ref
 
@@ -18,17 +29,28 @@ __all__ = ["group_commits"]
 
 
 async def group_commits(
-    db: Database, pid: str, ranked: list[Candidate], as_of: int | None = None
+    db: Database,
+    pid: str,
+    ranked: list[Candidate],
+    as_of: int | None = None,
+    doc_extensions: tuple[str, ...] = DEFAULT_DOC_EXTENSIONS,
 ) -> list[Candidate]:
     """``ranked`` (by relevance) with every file diff folded into its commit; by relevance."""
     commits = {c.ref: c for c in ranked if c.kind == "git_commit"}
-    missing = sorted({sha for c in ranked if (sha := _sha(c)) and sha not in commits})
+    prose = {c.id for c in ranked if _sha(c) and _is_prose(c, doc_extensions)}
+    lending = [c for c in ranked if _sha(c) and c.id not in prose]
+    missing = sorted({sha for c in lending if (sha := _sha(c)) and sha not in commits})
     fetched = await candidates_by_ref(db, pid, "git", "git_commit", missing, as_of)
     out: list[Candidate] = []
     for c in ranked:
         sha = _sha(c)
         if sha is None:
             out.append(c)
+            continue
+        if c.id in prose:  # the sections answer; the commit stands on its own words
+            found = commits.get(sha)
+            if found is not None and found.hunk is None:
+                found.hunk = c
             continue
         commit = commits.get(sha) or fetched.get(sha)
         if commit is None:  # its commit is not in memory (a diff of a forgotten commit)
@@ -44,6 +66,11 @@ async def group_commits(
             commit.hunk = c
     out.sort(key=lambda c: c.relevance, reverse=True)
     return out
+
+
+def _is_prose(c: Candidate, doc_extensions: tuple[str, ...]) -> bool:
+    path = c.ref.partition(":")[2]  # a diff's reference is ``<sha>:<path>``
+    return path.lower().endswith(doc_extensions) or is_changelog(path)
 
 
 def _sha(c: Candidate) -> str | None:

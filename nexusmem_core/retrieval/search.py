@@ -119,7 +119,8 @@ async def ranked(
         from .imports import expand
 
         candidates = await expand(db, pid, query.text, candidates)
-    candidates = await group_commits(db, pid, candidates, as_of)
+    docs = engine.config.sources.docs.extensions
+    candidates = await group_commits(db, pid, candidates, as_of, docs)
     moment = time.time() if now is None else now
     for c in candidates:
         c.score = c.relevance * prior_factor(

@@ -42,6 +42,33 @@ async def test_a_commit_and_its_diffs_are_one_result_showing_the_best_hunk(
     assert "zstandard frame missing" in response.results[0].summary  # the hunk is the excerpt
 
 
+async def test_a_doc_files_diff_does_not_stand_in_for_the_section_it_edited(
+    settings: Settings, make_repo
+):
+    r: Repo = make_repo("prose")
+    fixed = r.commit(
+        "Retry uploads when the storage token expires",
+        {"src/upload.py": "def upload(blob):\n    return send(blob)\n"},
+    )
+    edited = r.commit(
+        "Update docs",
+        {
+            "docs/uploads.md": "# Uploads\n\nAn upload whose storage token expires is retried "
+            "once with a fresh token; a second expiry fails the upload.\n",
+            "CHANGES": "Version 1.1\n-----------\n\n- Uploads retry on token expiry.\n",
+        },
+    )
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        response = await handlers.search(engine, "storage token expires upload", vector=False)
+    finally:
+        await cm.__aexit__(None, None, None)
+    refs = [res.ref for res in response.results]
+    assert "docs/uploads.md#Uploads" in refs and fixed in refs
+    # "Update docs" holds none of the words itself: its diffs are the section's words again.
+    assert not [ref for ref in refs if ref.startswith(edited)]
+
+
 async def test_a_revert_and_the_commit_it_undid_come_together(settings: Settings, make_repo):
     r: Repo = make_repo("reverted")
     tried = r.commit(

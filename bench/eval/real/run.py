@@ -59,7 +59,7 @@ INGEST_CODE = (
     "nexusmem_core/collectors",
     "nexusmem_core/ingest.py",
     "nexusmem_core/sync.py",
-    "nexusmem_core/redact.py",
+    "nexusmem_core/redact",
     "nexusmem_core/store/migrations.py",
     "nexusmem_core/store/nodes.py",
     "nexusmem_core/models.py",
