@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import contextlib
 import io
+import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,11 +28,13 @@ from nexusmem_core.retrieval import pack, rank
 
 @contextlib.contextmanager
 def priors(budget: float | None = None, half_life: float | None = None) -> Iterator[None]:
+    """``budget``: what signal and recency together may overturn, shared as they are now."""
     saved = (rank.PRIOR_BUDGET, rank.SIGNAL_EXPONENT, rank.RECENCY_EXPONENT, rank.HALF_LIFE_DAYS)
     if budget is not None:
+        share = math.log(budget) / math.log(rank.PRIOR_BUDGET)
         rank.PRIOR_BUDGET = budget
-        rank.SIGNAL_EXPONENT = rank._exponent(rank.SIGNAL_FLOOR)
-        rank.RECENCY_EXPONENT = rank._exponent(rank.RECENCY_FLOOR)
+        rank.SIGNAL_EXPONENT = rank._exponent(rank.SIGNAL_FLOOR, rank.SIGNAL_SPAN**share)
+        rank.RECENCY_EXPONENT = rank._exponent(rank.RECENCY_FLOOR, rank.RECENCY_SPAN**share)
     if half_life is not None:
         rank.HALF_LIFE_DAYS = half_life
     try:
