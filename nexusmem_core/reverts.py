@@ -3,8 +3,11 @@
 "Did we ever try X?" is answered by the attempt and its undoing together, and the revert's
 own text ("Revert "…"", "This reverts commit <sha>.") says little of why. Sync links each
 revert to the commit it names: by the sha in ``This reverts commit <sha>`` (git's own
-wording), else by the subject inside ``Revert "<subject>"`` (the newest earlier commit of
-that subject). Search then keeps the two together (retrieval/pairs.py).
+wording), in a subject ``Revert <sha>``, or in a line that says it reverts what that sha did
+(``Revert changes made to X in <sha>``); else by the subject inside ``Revert "<subject>"``
+(the newest earlier commit of that subject). Search then keeps the two together
+(retrieval/pairs.py). A revert told only in words ("revert adding space between option
+help") names nothing to link: its words still find it.
 """
 
 from __future__ import annotations
@@ -19,20 +22,35 @@ __all__ = ["REVERTS", "link_reverts", "reverted"]
 REVERTS = "reverts"  # the links.kind
 _SHA = re.compile(r"\breverts? commit ([0-9a-f]{7,40})\b", re.IGNORECASE)
 _SUBJECT = re.compile(r'^Revert\s+"(.+)"\s*$', re.IGNORECASE)
+_SUBJECT_SHA = re.compile(r"^Revert(?:\s+commit)?\s+([0-9a-f]{7,40})\b", re.IGNORECASE)
+# "Revert(s/ed/ing) ... <sha>" within one line: what that commit did is undone here.
+_LINE_SHA = re.compile(r"\brevert(?:s|ed|ing)?\b[^\n]{0,120}?\b([0-9a-f]{7,40})\b", re.IGNORECASE)
+
+
+def _sha_like(word: str) -> bool:
+    return any(ch.isdigit() for ch in word)  # "defaced" is a word, not a sha
 
 
 def reverted(subject: str, body: str) -> tuple[str | None, str | None]:
     """What a commit message says it reverts: (a sha or its prefix, a subject); or Nones."""
-    found = _SHA.search(body)
+    sha = None
+    for found in (
+        _SHA.search(body),
+        _SUBJECT_SHA.match(subject.strip()),
+        *_LINE_SHA.finditer(body),
+    ):
+        if found and _sha_like(found.group(1)):
+            sha = found.group(1).lower()
+            break
     named = _SUBJECT.match(subject.strip())
-    return (found.group(1).lower() if found else None, named.group(1) if named else None)
+    return sha, named.group(1) if named else None
 
 
 async def link_reverts(db: Database, pid: str) -> int:
     """Link every revert commit not linked yet to the commit it reverts; how many were."""
     rows = await db.fetchall(
         "select n.id, n.title, n.body, n.ts from nodes n where n.project_id = ? "
-        "and n.kind = 'git_commit' and (n.title like 'revert%' or n.body like '%reverts commit%') "
+        "and n.kind = 'git_commit' and (n.title like 'revert%' or n.body like '%revert%') "
         "and not exists (select 1 from links l where l.src = n.id and l.kind = ?)",
         (pid, REVERTS),
     )

@@ -19,6 +19,15 @@ def test_what_a_message_says_it_reverts():
     assert reverted("Undo the cache", "This partially reverts commit 0123abc.") == ("0123abc", None)
     assert reverted('Revert "Add X"', "") == (None, "Add X")
     assert reverted("Fix the revert button", "Reverting is now undoable.") == (None, None)
+    # A sha in the subject, or in a line saying what of it is reverted.
+    assert reverted("Revert 60ef759", "plus reformat the code") == ("60ef759", None)
+    assert reverted(
+        "Restore option_name to BadOptionUsage",
+        f"Revert changes made to ``BadOptionUsage.__init__`` in {sha}. Also store it.",
+    ) == (sha, None)
+    # A hex word is not a sha, and a sha far from any revert is not what was reverted.
+    assert reverted("Revert defaced", "") == (None, None)
+    assert reverted("Fix the parser", f"Regressed in {sha}.\n\nWe revert nothing.") == (None, None)
 
 
 async def test_links_are_made_once_and_only_to_commits_in_memory(settings: Settings, make_repo):
