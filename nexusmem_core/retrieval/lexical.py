@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from ..reverts import REVERTS
 from ..store.db import Database
-from ..store.fts import Candidate, cjk_candidates, term_counts
+from ..store.fts import Candidate, cjk_candidates, linked_candidates, term_counts
 from .coverage import cover
 from .fuse import rrf
 from .query import Query
-from .words import word_candidates
+from .words import any_of, word_candidates
 
 __all__ = ["lexical_candidates"]
 
@@ -20,6 +21,15 @@ async def lexical_candidates(
     run as one token."""
     counts = await term_counts(db, query.terms) if query.terms else None
     words = await word_candidates(db, query.terms, pid, limit, as_of, counts)
+    if query.undone and counts is not None:
+        # The commits of revert pairs that hold the question's words, wherever BM25 placed
+        # them among all rows: pair_reverts lifts them, so they must be candidates.
+        kept = counts.informative(query.terms)
+        seen = {c.id for c in words}
+        match = any_of(kept)
+        pairs = await linked_candidates(db, match, REVERTS, pid, limit, as_of) if kept else []
+        words += [c for c in pairs if c.id not in seen]
+        words.sort(key=lambda c: c.relevance, reverse=True)
     if counts is not None and not query.cjk:
         await cover(db, query.terms, counts, words)
     if not query.cjk:

@@ -127,7 +127,7 @@ async def ranked(
             c.signal, c.ts, c.provenance, c.trust, c.superseded, moment
         )
     candidates.sort(key=lambda c: c.score, reverse=True)
-    candidates = await pair_reverts(db, candidates, as_of)
+    candidates = await pair_reverts(db, candidates, as_of, query.undone)
     candidates = await follow(db, candidates, as_of)
     _capture(candidates, await _installed(engine))
     return candidates, used

@@ -30,6 +30,7 @@ __all__ = [
     "candidates_by_seq",
     "cjk_candidates",
     "deferred_index",
+    "linked_candidates",
     "load_bodies",
     "optimize",
     "rebuild_cjk",
@@ -276,6 +277,35 @@ _BM25_SQL = f"""
     where n.project_id = ? and n.created_at <= ?
     order by f.rank, n.seq desc
 """
+
+
+# The same ranking as _BM25_SQL, over the nodes at either end of one kind of link only (the
+# few dozen commits of a repository's revert pairs): the links' own index lists them.
+_LINKED_SQL = f"""
+    select {NODE_COLUMNS}, -f.rank
+    from (select rowid, bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT}) as rank
+          from nodes_fts where nodes_fts match ? and rowid in (
+              select m.seq from links l join nodes m on m.id in (l.src, l.dst)
+              where l.kind = ? and l.project_id = ?)
+          order by rank, rowid desc limit ?) f
+    cross join nodes n on n.seq = f.rowid
+    where n.project_id = ? and n.created_at <= ?
+    order by f.rank, n.seq desc
+"""
+
+
+async def linked_candidates(
+    db: Database,
+    match: str,
+    kind: str,
+    project_id: str,
+    limit: int = 100,
+    as_of: int | None = None,
+) -> list[Candidate]:
+    """BM25 candidates for ``match`` among the nodes at either end of a ``kind`` link."""
+    moment = 2**62 if as_of is None else as_of
+    rows = await db.fetchall(_LINKED_SQL, (match, kind, project_id, limit, project_id, moment))
+    return [Candidate.from_row(row, float(row[14]), ["bm25"]) for row in rows]
 
 
 FEW_CJK = 10  # trigram hits below which the two-character pieces are looked up too

@@ -93,6 +93,50 @@ async def test_a_revert_and_the_commit_it_undid_come_together(settings: Settings
     assert {refs[first], refs[first + 1]} == {tried, undone}
 
 
+async def test_a_question_about_something_undone_finds_the_revert_pair_first(
+    settings: Settings, make_repo
+):
+    r: Repo = make_repo("undone")
+    tried = r.commit("Keep parsed templates on disk", {"tpl.py": "DISK = True\n"})
+    undone = r.commit(
+        f'Revert "Keep parsed templates on disk"\n\nThis reverts commit {tried}.',
+        {"tpl.py": "DISK = False\n"},
+    )
+    other = r.commit("Keep parsed templates", {"render.py": "MEMO = {}\n"})
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        plain = await handlers.search(engine, "keep parsed templates", vector=False)
+        asked = await handlers.search(
+            engine,
+            "did we ever keep parsed templates? what happened to that?",
+            vector=False,
+        )
+    finally:
+        await cm.__aexit__(None, None, None)
+    assert plain.results[0].ref == other  # the words alone: the newer commit holds them too
+    assert {res.ref for res in asked.results[:2]} == {tried, undone}
+
+
+def test_what_reads_as_a_question_about_something_undone():
+    undone = [
+        "did we ever try a lazy loader?",
+        "why was the retry backed out",
+        "was option_name removed and put back?",
+        "what happened to the fish completions?",
+        "has the alias come back?",
+        "was it rolled back",
+    ]
+    for text in undone:
+        assert parse_query(text).undone, text
+    for text in (
+        "how do I add a subcommand",
+        "why does the parser reject tabs",
+        "every flag",
+        "what happened with albums?",
+    ):
+        assert not parse_query(text).undone, text
+
+
 async def test_a_revert_named_only_by_its_subject_is_linked(settings: Settings, make_repo):
     r: Repo = make_repo("subject")
     r.commit("Use a faster JSON parser", {"parse.py": "fast = 1\n"})
