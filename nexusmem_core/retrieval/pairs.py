@@ -4,13 +4,10 @@
 undone. Whichever of the two ranks first brings the other to the place after it, at its own
 score; one that ranked higher on its own stays where it was.
 
-When the question itself asks after something tried and undone (``Query.undone``: "did we
-ever", "backed out", "what happened to that"), the commits of revert pairs are what it is
-about: their scores are raised ``UNDONE_LIFT`` times before the pairing, and the word arm has
-looked for them among the pairs alone (retrieval/lexical.py), so a pair BM25 placed below
-its first hundred is still a candidate. Measured on the real set's 36 revert questions (BM25
-MRR@10): 0.464 without; a lift of 1.3 0.502, 1.6 0.537, 2.0 0.574, with the other kinds'
-questions that read as such (a release "that dropped X") unchanged at 1.6 and losing at 2.0.
+When the question itself asks after something tried and undone (``Query.undone``, see
+retrieval/asked.py), the commits of revert pairs are lifted before the pairing, and the word
+arm has looked for them among the pairs alone (retrieval/lexical.py), so a pair BM25 placed
+below its first hundred is still a candidate.
 """
 
 from __future__ import annotations
@@ -18,10 +15,9 @@ from __future__ import annotations
 from ..reverts import REVERTS
 from ..store.db import Database
 from ..store.fts import Candidate, candidates_by_id
+from .asked import LIFT
 
-__all__ = ["UNDONE_LIFT", "pair_reverts"]
-
-UNDONE_LIFT = 1.6
+__all__ = ["pair_reverts"]
 
 
 async def pair_reverts(
@@ -46,7 +42,7 @@ async def pair_reverts(
     if undone:
         for c in ranked:
             if c.id in partners:
-                c.score *= UNDONE_LIFT
+                c.score *= LIFT
         ranked = sorted(ranked, key=lambda c: c.score, reverse=True)
     known = {c.id: c for c in ranked}
     wanted = sorted({p for ps in partners.values() for p in ps} - known.keys())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .asked import asks_release, asks_undone
 from .cjk import excerpt_terms, has_cjk
 
 __all__ = ["MAX_TERMS", "Query", "fts_match", "parse_query", "query_terms", "quote_term"]
@@ -50,17 +51,6 @@ def fts_match(text: str | list[str]) -> str | None:
 
 
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-# A question about something tried and undone ("did we ever try X?", "why was it backed out",
-# "what happened to that?", "has it come back?"): its answer is a revert and what it undid.
-# "What happened with X" is not one: it asks for the story, a failed command as much as a
-# revert.
-_UNDONE = re.compile(
-    r"\b(?:revert\w*|back(?:ed)?\s+(?:\w+\s+)?out|undo\w*|undid|undone|roll(?:ed)?\s+back|"
-    r"put\s+(?:\w+\s+)?back|c[oa]me\s+back|brought\s+back|reintroduc\w*|tried|attempt\w*|"
-    r"ever|taken\s+out|(?:did|does)\s+(?:that|it)\s+(?:stick|last)|what\s+happened\s+to|"
-    r"what\s+became\s+of)\b",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -71,7 +61,8 @@ class Query:
     one of them as typed, which is how the index holds it; its parts (``params``,
     ``serializer``) come after the query's own words, for the text that spells them apart.
     ``excerpt_terms`` is what an excerpt looks for in a line (with pieces of CJK runs).
-    ``undone``: the question asks after something tried and undone (retrieval/pairs.py).
+    ``undone`` and ``release``: the question asks after something tried and undone, or for a
+    release (retrieval/asked.py).
     """
 
     text: str
@@ -79,6 +70,7 @@ class Query:
     cjk: bool
     excerpt_terms: list[str] = field(default_factory=list)
     undone: bool = False
+    release: bool = False
 
 
 def _identifier_parts(text: str) -> list[str]:
@@ -97,5 +89,11 @@ def parse_query(text: str) -> Query:
     terms = (words + extra)[: max(MAX_TERMS, len(words))]
     cjk = has_cjk(text)
     shown = words + (excerpt_terms(text) if cjk else [])
-    undone = _UNDONE.search(text) is not None
-    return Query(text=text, terms=terms, cjk=cjk, excerpt_terms=shown, undone=undone)
+    return Query(
+        text=text,
+        terms=terms,
+        cjk=cjk,
+        excerpt_terms=shown,
+        undone=asks_undone(text),
+        release=asks_release(text),
+    )

@@ -8,7 +8,9 @@
     expand (imports.py)          a named file's imports weigh in
     group_commits (group.py)     a commit and its file diffs are one answer
     prior_factor (rank.py)       signal and recency
-    pair_reverts (pairs.py)      a revert and the commit it undoes come together
+    lift_releases (asked.py)     a release question's release sections lifted
+    pair_reverts (pairs.py)      a revert and the commit it undoes come together (lifted
+                                 first for a question about something undone)
     follow (chains.py)           a failure and its fix come together
     Packer (pack.py)             the best of it in the token budget
 
@@ -28,6 +30,7 @@ from ..models import SearchResponse, SearchResult
 from ..registry import check_entry, load_registry
 from ..store.fts import Candidate, load_bodies
 from . import semantic
+from .asked import lift_releases
 from .fuse import PROJECT_RRF_K, rrf
 from .group import group_commits
 from .lexical import lexical_candidates
@@ -127,6 +130,8 @@ async def ranked(
             c.signal, c.ts, c.provenance, c.trust, c.superseded, moment
         )
     candidates.sort(key=lambda c: c.score, reverse=True)
+    if query.release:
+        candidates = lift_releases(candidates)
     candidates = await pair_reverts(db, candidates, as_of, query.undone)
     candidates = await follow(db, candidates, as_of)
     _capture(candidates, await _installed(engine))

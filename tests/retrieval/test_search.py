@@ -117,6 +117,31 @@ async def test_a_question_about_something_undone_finds_the_revert_pair_first(
     assert {res.ref for res in asked.results[:2]} == {tried, undone}
 
 
+async def test_a_release_question_finds_the_release_section_first(settings: Settings, make_repo):
+    r: Repo = make_repo("release")
+    items = "".join(f"-   Tidy module {i} of the renderer.\n" for i in range(4))
+    r.commit(
+        "Release 2.0",
+        {
+            "CHANGES.md": "# Changes\n\n## Version 2.0\n\nReleased 2026-03-01\n\n"
+            f"-   Uploads retry once on a timeout.\n{items}\n## Version 1.0\n\n-   First.\n"
+        },
+    )
+    for i in range(10):  # enough rows for the words' weights to mean something
+        r.commit(f"Refactor part {i} of the parser", {f"parse{i}.py": f"x = {i}\n"})
+    commit = r.commit("Retry uploads once on a timeout", {"up.py": "RETRY = 1\n"})
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        plain = await handlers.search(engine, "uploads retry on a timeout", vector=False)
+        asked = await handlers.search(
+            engine, "which release made uploads retry on a timeout?", vector=False
+        )
+    finally:
+        await cm.__aexit__(None, None, None)
+    assert plain.results[0].ref == commit  # the words alone: the commit says it shortest
+    assert asked.results[0].ref == "CHANGES.md#Version 2.0"
+
+
 def test_what_reads_as_a_question_about_something_undone():
     undone = [
         "did we ever try a lazy loader?",
@@ -135,6 +160,22 @@ def test_what_reads_as_a_question_about_something_undone():
         "what happened with albums?",
     ):
         assert not parse_query(text).undone, text
+
+
+def test_what_reads_as_a_question_about_a_release():
+    for text in (
+        "which release dropped Python 3.8?",
+        "what version first let subcommands be chained",
+        "In which cobra version did fish completions ship?",
+        "the release that introduced the state-machine matcher",
+    ):
+        assert parse_query(text).release, text
+    for text in (
+        "why does the script read $BASH_VERSION rather than bash --version",
+        "when was that corrected?",
+        "was the completion script bundled into the Windows release archive?",
+    ):
+        assert not parse_query(text).release, text
 
 
 async def test_a_revert_named_only_by_its_subject_is_linked(settings: Settings, make_repo):
