@@ -23,6 +23,7 @@ __all__ = [
     "EntryCheck",
     "ProjectEntry",
     "check_entry",
+    "distinct_names",
     "forget_entry",
     "load_registry",
     "register_project",
@@ -41,6 +42,23 @@ class ProjectEntry:
     root: str
     database: str
     last_sync: str | None = None
+
+
+def distinct_names(named: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """Names to show, one per key, told apart: ``named`` maps a key to (name, root). A name two
+    projects share (two folders both called ``repo``, with no origin to name them) gets its
+    root after it, home as ``~``."""
+    count: dict[str, int] = {}
+    for name, _ in named.values():
+        count[name] = count.get(name, 0) + 1
+    home = str(Path.home())
+    out = {}
+    for key, (name, root) in named.items():
+        if count[name] > 1:
+            shown = "~" + root[len(home) :] if root.startswith(home + os.sep) else root
+            name = f"{name} ({shown})"
+        out[key] = name
+    return out
 
 
 def _path(home: Path) -> Path:

@@ -84,7 +84,7 @@ async def test_a_renamed_origin_carries_everything_over(settings: Settings, repo
     assert report["commits"] == 1 and not report["full_walk"]  # the git cursor came along
 
     after = await status(settings, repo.path)
-    assert after.project_id == NEW and after.project == "gadgets"
+    assert after.project_id == NEW and after.project == "acme/gadgets"
     assert after.nodes == before.nodes + 2  # the new commit and its diff
     assert after.chains == before.chains
     assert after.identity.startswith(

@@ -106,3 +106,30 @@ async def test_broken_entries_are_skipped_in_one_line_and_prune_keeps_what_may_c
     unknown = run_cli("projects", "--remove", str(tmp_path / "never-registered"))
     assert unknown.returncode == 1
     assert unknown.stderr.startswith("error: projects --remove: no registered repository at")
+
+
+def test_a_project_is_named_owner_and_name_from_its_origin():
+    from nexusmem_core.collectors.git import origin_name
+
+    assert origin_name("git@github.com:pallets/click.git") == "pallets/click"
+    assert origin_name("https://github.com/Pallets/Click") == "Pallets/Click"  # as written
+    assert origin_name("ssh://git@host:2222/team/app.git") == "team/app"
+    assert origin_name("/srv/git/app.git") == "app"  # a local path: its last segment
+    assert origin_name("file:///srv/git/app") == "app"
+    assert origin_name("C:\\repos\\app.git") == "app"
+
+
+def test_two_projects_of_one_name_are_told_apart_by_where_they_are(make_repo, home: Path):
+    first = make_repo("a/repo")
+    second = make_repo("b/repo")
+    named = make_repo("c/tool")
+    named.git("remote", "add", "origin", "git@github.com:acme/tool.git")
+    for r, subject in ((first, "fix: retry in a"), (second, "fix: retry in b"), (named, "retry")):
+        r.commit(subject, {"a.txt": "a\n"})
+        run_cli("init", "-C", str(r.path))
+        run_cli("sync", "-C", str(r.path))
+    out = run_cli("query", "--all-projects", "retry")
+    scope = out.stdout.splitlines()[0]
+    assert "acme/tool" in scope
+    assert f"repo ({first.path.resolve()})" in scope or "repo (~" in scope
+    assert scope.count("repo (") == 2, scope

@@ -65,9 +65,8 @@ class RepoInfo:
 
     @property
     def name(self) -> str:
-        if self.origin:
-            return normalize_origin(self.origin).rsplit("/", 1)[-1]
-        return self.root.name
+        """``owner/name`` from the origin URL (``pallets/click``), else the folder's name."""
+        return origin_name(self.origin) if self.origin else self.root.name
 
 
 @dataclass
@@ -226,6 +225,30 @@ def normalize_origin(url: str) -> str:
     if path.endswith(".git"):
         path = path[:-4]
     return f"{host}/{path}".lower().rstrip("/")
+
+
+def origin_name(url: str) -> str:
+    """A project's name from its origin: the URL's last two path segments as written
+    (``git@github.com:pallets/click.git`` is ``pallets/click``); one when the path has one.
+    A local path (``/srv/git/app.git``, ``file:///srv/git/app``) names its last segment."""
+    url = url.strip()
+    match = _SCP_LIKE.match(url)
+    drive = re.match(r"^[A-Za-z]:[\\/]", url) is not None  # C:\\repos\\app.git
+    local = drive or url.startswith(("/", ".", "~", "file:"))
+    local = local or (match is None and "://" not in url)
+    if match and "://" not in url and not local:
+        path = match.group(2)
+    else:
+        path = url.split("://", 1)[-1]
+        if "://" in url and not url.startswith("file:"):
+            path = path.partition("/")[2]
+    parts = [p for p in path.replace("\\", "/").split("/") if p]
+    if parts and parts[-1].endswith(".git"):
+        parts[-1] = parts[-1][:-4]
+    parts = [p for p in parts if p]
+    if not parts:
+        return url
+    return parts[-1] if local or len(parts) == 1 else "/".join(parts[-2:])
 
 
 def parse_header(record: bytes) -> tuple[Commit, bytes] | None:

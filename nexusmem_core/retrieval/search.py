@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from ..chains import follow
 from ..errors import NexusMemError, UsageError
 from ..models import SearchResponse, SearchResult
-from ..registry import check_entry, load_registry
+from ..registry import check_entry, distinct_names, load_registry
 from ..store.fts import Candidate, load_bodies
 from . import semantic
 from .asked import lift_releases
@@ -234,7 +234,7 @@ async def search_all(
     budget = budget or 2000
     query = parse_query(text)
     fused: list[Candidate] = []
-    names: dict[str, str] = {}
+    named: dict[str, tuple[str, str]] = {}
     skipped: list[str] = []
     for entry in load_registry(settings.home):
         found = check_entry(entry)
@@ -243,7 +243,7 @@ async def search_all(
             continue
         try:
             async with open_engine(settings, Path(entry.root), read_only=True) as engine:
-                names[engine.project_id] = engine.repo.name
+                named[engine.project_id] = (engine.repo.name, str(engine.repo.root))
                 # Chains come from the database of the project that found them.
                 best, _ = await ranked(engine, query, vector, moment, now)
                 best = best[: CANDIDATES + 20]
@@ -257,6 +257,7 @@ async def search_all(
                 rank += 1  # a fix follows its failure at the failure's place
             c.score = 1.0 / (PROJECT_RRF_K + rank)  # each project's list fused by rank
             fused.append(c)
+    names = distinct_names(named)
     results = pack(fused, query.excerpt_terms, budget, 2, names, tag_project=True)
     response = _response(query, budget, fused, results, names, all_projects=True)
     response.skipped = skipped
