@@ -1,27 +1,46 @@
-"""Settings from the environment, and the per-repository ``config.json``.
+"""Settings from the environment, and the per-repository ``config.json``, with pydantic-settings.
 
-Both are plain dataclasses read with the standard library. pydantic-settings was the first
-choice, but importing it costs ~200 ms here: two thirds of the 300 ms a whole ``nexusmem query``
-may take, and hook commands must not import pydantic at all. One settings class that every path
-can afford beats two.
+``Settings`` is the process's: the ``NEXUSMEM_*`` variables (and the few other tools' own
+names NexusMem honours: ``OLLAMA_HOST``, ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``), built once in
+each entry point and passed down. ``ProjectConfig`` is a repository's: its sources are the
+values a caller passes and the repository's ``.nexusmem/config.json`` (``ConfigFile``), in
+nested sections, camelCase on disk. Both are validated once; what does not validate raises
+``ConfigError`` in one line that names the variable, or the file and the field (never
+pydantic's own text, its URL or a traceback), and a file that does not validate is never
+rewritten.
 
-``Settings`` is built once in each entry point and passed down. ``ProjectConfig`` is validated
-on every read; a file that does not validate raises ``ConfigError`` naming the file and the
-field, and is never rewritten.
+The hot paths stay off pydantic: the shell recorder and the agent hooks read the two or three
+environment values they need directly (tests/collectors/*/test_hook*.py check that they import
+no pydantic). Importing pydantic-settings costs ~0.25 s of a CLI command's start-up on this
+machine; the MCP server imports pydantic through the SDK anyway.
 """
 
+from __future__ import annotations
+
+import difflib
 import json
-import os
 import re
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
+from pydantic.alias_generators import to_camel
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .errors import ConfigError
 from .paths import default_home
 
 __all__ = [
     "DEFAULT_DOC_EXTENSIONS",
+    "ConfigFile",
     "ProjectConfig",
     "Settings",
     "dump_config",
@@ -30,47 +49,6 @@ __all__ = [
 
 DEFAULT_DOC_EXTENSIONS = (".md", ".markdown", ".rst")
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Process-wide settings; ``from_env`` reads the ``NEXUSMEM_*`` variables."""
-
-    home: Path = field(default_factory=default_home)
-    """User-scoped directory: the project registry and the shell hook's log."""
-    vector: str = "auto"
-    """``off`` never loads sqlite-vec; ``auto`` loads it when the SQLite build allows."""
-    log_level: str = "WARNING"
-    ollama_host: str | None = None
-    """``OLLAMA_HOST``: overrides ``embed.host`` in config.json."""
-    embed_model: str | None = None
-    """``NEXUSMEM_EMBED_MODEL``: overrides ``embed.model`` in config.json."""
-    claude_dir: Path = field(default_factory=lambda: Path.home() / ".claude")
-    """``CLAUDE_CONFIG_DIR``, as Claude Code reads it: its transcripts are under ``projects/``."""
-    codex_dir: Path = field(default_factory=lambda: Path.home() / ".codex")
-    """``CODEX_HOME``, as Codex CLI reads it: its sessions are under ``sessions/``."""
-
-    @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> "Settings":
-        env = os.environ if environ is None else environ
-        vector = env.get("NEXUSMEM_VECTOR", "auto").strip().lower() or "auto"
-        if vector not in ("auto", "off"):
-            raise ConfigError(f"NEXUSMEM_VECTOR={vector!r}: use 'auto' or 'off'")
-        level = env.get("NEXUSMEM_LOG_LEVEL", "WARNING").strip().upper() or "WARNING"
-        if level not in _LOG_LEVELS:
-            raise ConfigError(f"NEXUSMEM_LOG_LEVEL={level!r}: use one of {', '.join(_LOG_LEVELS)}")
-        home = env.get("NEXUSMEM_HOME")
-        user = Path(env.get("HOME") or Path.home())
-        claude, codex = env.get("CLAUDE_CONFIG_DIR"), env.get("CODEX_HOME")
-        return cls(
-            home=Path(home).expanduser() if home else default_home(),
-            vector=vector,
-            log_level=level,
-            ollama_host=_host(env.get("OLLAMA_HOST")),
-            embed_model=env.get("NEXUSMEM_EMBED_MODEL") or None,
-            claude_dir=Path(claude).expanduser() if claude else user / ".claude",
-            codex_dir=Path(codex).expanduser() if codex else user / ".codex",
-        )
 
 
 def _host(value: str | None) -> str | None:
@@ -85,92 +63,207 @@ def _host(value: str | None) -> str | None:
     return "http://" + value
 
 
-def _bounded(default: int, low: int, high: int) -> Any:
-    return field(default=default, metadata={"min": low, "max": high})
+class Settings(BaseSettings):
+    """Process-wide settings, from the environment (``NEXUSMEM_`` prefix)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="NEXUSMEM_", env_ignore_empty=True, frozen=True, extra="ignore"
+    )
+
+    home: Path = Field(default_factory=default_home)
+    """User-scoped directory: the project registry and the shell hook's log."""
+    vector: Literal["auto", "off"] = "auto"
+    """``off`` never loads sqlite-vec; ``auto`` loads it when the SQLite build allows."""
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING"
+    ollama_host: str | None = Field(default=None, validation_alias="OLLAMA_HOST")
+    """``OLLAMA_HOST``: overrides ``embed.host`` in config.json."""
+    embed_model: str | None = None
+    """``NEXUSMEM_EMBED_MODEL``: overrides ``embed.model`` in config.json."""
+    claude_dir: Path = Field(
+        default_factory=lambda: Path.home() / ".claude",
+        validation_alias="CLAUDE_CONFIG_DIR",
+    )
+    """``CLAUDE_CONFIG_DIR``, as Claude Code reads it: its transcripts are under ``projects/``."""
+    codex_dir: Path = Field(
+        default_factory=lambda: Path.home() / ".codex",
+        validation_alias="CODEX_HOME",
+    )
+    """``CODEX_HOME``, as Codex CLI reads it: its sessions are under ``sessions/``."""
+
+    @field_validator("vector", mode="before")
+    @classmethod
+    def _vector(cls, value: Any) -> Any:
+        return (value.strip().lower() or "auto") if isinstance(value, str) else value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _level(cls, value: Any) -> Any:
+        return (value.strip().upper() or "WARNING") if isinstance(value, str) else value
+
+    @field_validator("ollama_host", mode="before")
+    @classmethod
+    def _ollama(cls, value: Any) -> Any:
+        return _host(value) if isinstance(value, str) or value is None else value
+
+    @field_validator("embed_model", mode="before")
+    @classmethod
+    def _model(cls, value: Any) -> Any:
+        return value or None
+
+    @field_validator("home", "claude_dir", "codex_dir", mode="after")
+    @classmethod
+    def _expand(cls, value: Path) -> Path:
+        return value.expanduser()
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        """From ``environ`` (the process's environment by default); a bad value is one line
+        naming its variable."""
+        try:
+            if environ is None:
+                return cls()
+            return _from_mapping(cls, environ)
+        except ValidationError as err:
+            raise ConfigError(_env_error(err)) from None
+
+    def with_(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` (validated as the environment's values are)."""
+        return self.model_copy(update=changes)
 
 
-@dataclass(frozen=True)
-class GitSource:
+_ENV_NAMES = {
+    "home": "NEXUSMEM_HOME",
+    "vector": "NEXUSMEM_VECTOR",
+    "log_level": "NEXUSMEM_LOG_LEVEL",
+    "ollama_host": "OLLAMA_HOST",
+    "embed_model": "NEXUSMEM_EMBED_MODEL",
+    "claude_dir": "CLAUDE_CONFIG_DIR",
+    "codex_dir": "CODEX_HOME",
+}
+_CHOICES = {"vector": "use 'auto' or 'off'", "log_level": f"use one of {', '.join(_LOG_LEVELS)}"}
+
+
+_KEYS = {"ollama_host": "OLLAMA_HOST", "claude_dir": "CLAUDE_CONFIG_DIR", "codex_dir": "CODEX_HOME"}
+
+
+def _from_mapping(cls: type[Settings], environ: dict[str, str]) -> Settings:
+    """Settings from a mapping read as the environment would be, and nothing else: the
+    process's own environment must not leak in (tests and benchmarks pass their own)."""
+    values = {
+        _KEYS.get(name, name): environ[var] for name, var in _ENV_NAMES.items() if var in environ
+    }
+    user = Path(environ.get("HOME") or Path.home())
+    for key, default in (("CLAUDE_CONFIG_DIR", ".claude"), ("CODEX_HOME", ".codex")):
+        if not values.get(key):
+            values[key] = str(user / default)
+    if not values.get("home"):
+        values.pop("home", None)
+    return cls.model_validate(values)
+
+
+def _env_error(err: ValidationError) -> str:
+    first = err.errors()[0]
+    key = str(first["loc"][0]) if first["loc"] else ""
+    field = {alias: name for name, alias in _KEYS.items()}.get(key, key)
+    variable = _ENV_NAMES.get(field, key)
+    value = first.get("input")
+    advice = _CHOICES.get(field, _plain(first))
+    return f"{variable}={value!r}: {advice}"
+
+
+# ----------------------------------------------------------------------------- config.json
+
+_Text = Annotated[str, StringConstraints(pattern=r"\S")]
+_Names = Annotated[tuple[str, ...], Field(strict=False)]
+
+
+class _Section(BaseModel):
+    """A config.json section: camelCase on disk (``maxBodyChars``, never ``max_body_chars``),
+    snake_case in code, nothing unknown, no coercion (``"yes"`` is not true, ``"50"`` is not
+    a number). Changed in code with ``model_copy(update=...)``."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        strict=True,
+        alias_generator=to_camel,
+        use_attribute_docstrings=True,
+    )
+
+
+class GitSource(_Section):
     enabled: bool = True
-    prune_unreachable_days: int = _bounded(14, 0, 36_500)
+    prune_unreachable_days: Annotated[int, Field(ge=0, le=36_500)] = 14
     """A commit no ref reaches (after a rebase, an amend, a reset) leaves memory this many days
     after a sync first saw it unreachable; 0 keeps them until ``sync --prune-unreachable``."""
 
 
-@dataclass(frozen=True)
-class DiffSource:
+class DiffSource(_Section):
     enabled: bool = True
-    max_commits: int = _bounded(200, 0, 1_000_000)
+    max_commits: Annotated[int, Field(ge=0, le=1_000_000)] = 200
     """Commits whose patches the first sync reads; later syncs read ``cursor..HEAD``."""
-    skip_globs: tuple[str, ...] = ()
+    skip_globs: _Names = ()
     """Extra path globs to leave out, on top of lockfiles, vendored and build output."""
 
 
-@dataclass(frozen=True)
-class DocsSource:
+class DocsSource(_Section):
     enabled: bool = True
-    extensions: tuple[str, ...] = DEFAULT_DOC_EXTENSIONS
+    extensions: _Names = DEFAULT_DOC_EXTENSIONS
 
 
-@dataclass(frozen=True)
-class ShellSource:
+class ShellSource(_Section):
     enabled: bool = True
     scrape: bool = True
     """Without a hook log, read the tail of the shell history files (no cwd, no exit code)."""
-    scrape_tail_lines: int = _bounded(300, 10, 1_000_000)
+    scrape_tail_lines: Annotated[int, Field(ge=10, le=1_000_000)] = 300
 
 
-@dataclass(frozen=True)
-class AgentSource:
+class AgentSource(_Section):
     enabled: bool = True
     """Ingest the commands a coding agent ran (the Claude Code hooks' log)."""
     link_failures: bool = True
     """After agent commands are ingested, link failures to their fixes (as --link-failures)."""
 
 
-@dataclass(frozen=True)
-class ConversationSource:
+class ConversationSource(_Section):
     """Assistant transcripts (Claude Code, Codex CLI). Off by default: a transcript is the
     likeliest place for a pasted credential. ``sync --conversation`` turns it on for one run."""
 
     enabled: bool = False
     claude: bool = True
     codex: bool = True
-    max_files: int = _bounded(500, 1, 1_000_000)
+    max_files: Annotated[int, Field(ge=1, le=1_000_000)] = 500
     """Transcript files read per sync, newest first; the rest wait for the next sync."""
 
 
-@dataclass(frozen=True)
-class SessionSource:
+class SessionSource(_Section):
     """One derived summary per settled session, from a local Ollama chat model (on
     ``embed.host``). Needs the conversation source's turns."""
 
     enabled: bool = False
-    model: str = "qwen2.5:3b"
-    settle_minutes: int = _bounded(30, 0, 100_000)
+    model: _Text = "qwen2.5:3b"
+    settle_minutes: Annotated[int, Field(ge=0, le=100_000)] = 30
     """A session quiet this long is settled; a live one is not summarised on every sync."""
-    max_sessions: int = _bounded(10, 1, 10_000)
+    max_sessions: Annotated[int, Field(ge=1, le=10_000)] = 10
     """Model calls per sync at most; the rest are queued for the next."""
-    prompt_chars: int = _bounded(12_000, 1_000, 200_000)
-    timeout_seconds: int = _bounded(120, 1, 3600)
-    budget_seconds: int = _bounded(300, 1, 86_400)
+    prompt_chars: Annotated[int, Field(ge=1_000, le=200_000)] = 12_000
+    timeout_seconds: Annotated[int, Field(ge=1, le=3600)] = 120
+    budget_seconds: Annotated[int, Field(ge=1, le=86_400)] = 300
     """Seconds one sync may spend asking the model; the sessions left are queued. An automatic
     sync holds ``sync.lock`` until it ends, so later commits wait for it."""
 
 
-@dataclass(frozen=True)
-class GithubSource:
+class GithubSource(_Section):
     """Issues and pull requests through the ``gh`` CLI. Off by default: it needs the network.
     ``sync --github`` turns it on for one run."""
 
     enabled: bool = False
-    max_threads: int = _bounded(100, 1, 100_000)
-    max_comments_per_thread: int = _bounded(100, 0, 10_000)
-    timeout_seconds: int = _bounded(60, 1, 3600)
+    max_threads: Annotated[int, Field(ge=1, le=100_000)] = 100
+    max_comments_per_thread: Annotated[int, Field(ge=0, le=10_000)] = 100
+    timeout_seconds: Annotated[int, Field(ge=1, le=3600)] = 60
 
 
-@dataclass(frozen=True)
-class StructureSource:
+class StructureSource(_Section):
     """The file-to-file import graph (Python, JS/TS, Go, Rust, Java), rebuilt on sync when a
     file it reads changed (see collectors/structure/step.py; bench/bench_structure.py for the
     cost)."""
@@ -178,8 +271,7 @@ class StructureSource:
     enabled: bool = True
 
 
-@dataclass(frozen=True)
-class Sources:
+class Sources(_Section):
     git: GitSource = GitSource()
     diff: DiffSource = DiffSource()
     docs: DocsSource = DocsSource()
@@ -191,152 +283,200 @@ class Sources:
     structure: StructureSource = StructureSource()
 
 
-@dataclass(frozen=True)
-class Limits:
-    max_body_chars: int = _bounded(12_000, 200, 1_000_000)
+class Limits(_Section):
+    max_body_chars: Annotated[int, Field(ge=200, le=1_000_000)] = 12_000
 
 
-@dataclass(frozen=True)
-class Retrieval:
-    budget: int = _bounded(2000, 50, 200_000)
-    sibling_cap: int = _bounded(2, 1, 50)
-    fusion_k: int = _bounded(5, 1, 1000)
+class Retrieval(_Section):
+    budget: Annotated[int, Field(ge=50, le=200_000)] = 2000
+    sibling_cap: Annotated[int, Field(ge=1, le=50)] = 2
+    fusion_k: Annotated[int, Field(ge=1, le=1000)] = 5
     """Reciprocal rank fusion's k for the BM25 and vector lists (see retrieval/fuse.py)."""
     import_expansion: bool = True
     """A query naming a file also weighs the history of the files it imports (see
     retrieval/imports.py for what it measured); needs ``sources.structure``."""
 
 
-@dataclass(frozen=True)
-class Embed:
+class Embed(_Section):
     enabled: bool = True
-    host: str = "http://127.0.0.1:11434"
-    model: str = "nomic-embed-text"
-    batch: int = _bounded(32, 1, 1024)
-    timeout_seconds: int = _bounded(30, 1, 600)
+    host: _Text = "http://127.0.0.1:11434"
+    model: _Text = "nomic-embed-text"
+    batch: Annotated[int, Field(ge=1, le=1024)] = 32
+    timeout_seconds: Annotated[int, Field(ge=1, le=600)] = 30
     """Per request during sync."""
-    query_timeout_seconds: int = _bounded(5, 1, 120)
+    query_timeout_seconds: Annotated[int, Field(ge=1, le=120)] = 5
     """For the one embedding a query needs; past it the query answers with BM25."""
 
 
-@dataclass(frozen=True)
-class Contradictions:
+class Contradictions(_Section):
     """``stale --check-contradictions``: a local chat model (on ``embed.host``) judges whether
     the most similar newer node supersedes a stale candidate."""
 
     auto_check: bool = True
     """Judge a few new pairs during each sync, when the embedding model was reachable."""
-    model: str = "qwen2.5:3b"
-    sync_batch: int = _bounded(3, 1, 100)
+    model: _Text = "qwen2.5:3b"
+    sync_batch: Annotated[int, Field(ge=1, le=100)] = 3
     """New judgements per sync at most (cached pairs are free)."""
-    timeout_seconds: int = _bounded(20, 1, 600)
+    timeout_seconds: Annotated[int, Field(ge=1, le=600)] = 20
     """Per judgement; past it the pass stops with one line."""
 
 
-@dataclass(frozen=True)
-class ProjectConfig:
-    """The validated contents of ``.nexusmem/config.json`` (camelCase keys on disk)."""
+class ProjectConfig(BaseSettings):
+    """A repository's settings: ``.nexusmem/config.json`` (camelCase keys on disk), in
+    sections; a key not given keeps its default."""
 
-    version: int = _bounded(1, 1, 1)
+    model_config = SettingsConfigDict(
+        frozen=True,
+        extra="forbid",
+        strict=True,
+        alias_generator=to_camel,
+    )
+
+    version: Annotated[int, Field(ge=1, le=1)] = 1
     sources: Sources = Sources()
     limits: Limits = Limits()
     retrieval: Retrieval = Retrieval()
     embed: Embed = Embed()
     contradictions: Contradictions = Contradictions()
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """What a caller passes, then the repository's config.json; not the environment
+        (``Settings`` reads that)."""
+        return init_settings, ConfigFile(settings_cls)
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
+
+_reading: ContextVar[Path | None] = ContextVar("nexusmem_config_file", default=None)
+
+
+class ConfigFile(PydanticBaseSettingsSource):
+    """The source that reads ``config.json``: which file is given by ``load_config``."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # the whole file is read at once, in __call__
+
+    def __call__(self) -> dict[str, Any]:
+        path = _reading.get()
+        if path is None:
+            return {}
+        data = _read_json(path)
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: field '(top level)': must be a JSON object; {_FIX}")
+        return data
+
+
+_FIX = "fix the file or delete it to get the defaults"
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: cannot be read ({err}); fix or delete the file") from err
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as err:
+        raise ConfigError(
+            f"{path}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}); {_FIX}"
+        ) from err
+    except (ValueError, RecursionError) as err:  # a number of 4,300+ digits, or deep nesting
+        raise ConfigError(
+            f"{path}: not valid JSON (a number too long or nesting too deep); {_FIX}"
+        ) from err
+
+
+def load_config(path: Path) -> ProjectConfig:
+    """Read and validate ``path``; a missing file means the defaults."""
+    token = _reading.set(path)
+    try:
+        return ProjectConfig()
+    except ValidationError as err:
+        raise ConfigError(f"{path}: {_field_error(err)}; {_FIX}") from None
+    finally:
+        _reading.reset(token)
+
+
+def _field_error(err: ValidationError) -> str:
+    """pydantic's first error as our one line: the field as the file spells it, and what it
+    must be."""
+    first = err.errors()[0]
+    loc = [str(part) for part in first["loc"] if not isinstance(part, int)]  # not list indexes
+    where = ".".join(loc) or "(top level)"
+    if first["type"] == "extra_forbidden":
+        known = _known(loc[:-1])
+        near = difflib.get_close_matches(to_camel(_snake(loc[-1])), known, n=1, cutoff=0.9)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        return f"field {where!r}: is not a known setting{hint}"
+    return f"field {where!r}: {_plain(first)}"
 
 
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
 
 
-class _Invalid(Exception):
-    def __init__(self, where: str, message: str) -> None:
-        super().__init__(f"field {where!r}: {message}")
+def _known(loc: list[str]) -> list[str]:
+    """The camelCase keys a section at ``loc`` takes."""
+    model: Any = ProjectConfig
+    for part in loc:
+        field = next(
+            (f for n, f in model.model_fields.items() if to_camel(n) == part or n == part), None
+        )
+        if field is None or not isinstance(field.annotation, type):
+            return []
+        model = field.annotation
+    return [to_camel(name) for name in model.model_fields]
 
 
-def _value(kind: Any, value: Any, where: str, meta: Any) -> Any:
-    if is_dataclass(kind):
-        return _build(kind, value, where)
-    if kind is bool:
-        if not isinstance(value, bool):
-            raise _Invalid(where, f"must be true or false, not {json.dumps(value)}")
-        return value
-    if kind is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise _Invalid(where, f"must be a whole number, not {json.dumps(value)}")
-        low, high = meta.get("min"), meta.get("max")
-        if low is not None and not low <= value <= high:
-            raise _Invalid(where, f"must be between {low} and {high}, not {value}")
-        return value
-    if kind is str:
-        if not isinstance(value, str) or not value.strip():
-            raise _Invalid(where, f"must be a non-empty string, not {json.dumps(value)}")
-        return value
-    if kind == tuple[str, ...]:
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise _Invalid(where, "must be a list of strings")
-        return tuple(value)
-    raise TypeError(kind)  # pragma: no cover - a field type this loader does not know
+def _plain(error: Any) -> str:
+    """What a value must be, without pydantic's wording or URL."""
+    kind, ctx, value = error["type"], error.get("ctx") or {}, error.get("input")
+    shown = json.dumps(value) if isinstance(value, (str, int, float, bool, type(None))) else "that"
+    if kind.startswith("int") or kind == "float_type":
+        return f"must be a whole number, not {shown}"
+    if kind in ("greater_than_equal", "less_than_equal"):
+        low, high = _bounds(error["loc"])
+        return f"must be between {low} and {high}, not {shown}"
+    if kind.startswith("bool"):
+        return f"must be true or false, not {shown}"
+    if kind.startswith(("tuple", "list")) or (
+        kind.startswith("string") and len(error["loc"]) > 1 and isinstance(error["loc"][-1], int)
+    ):
+        return "must be a list of strings"
+    if kind.startswith("string"):
+        return f"must be a non-empty string, not {shown}"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return "must be a JSON object"
+    if kind == "literal_error":
+        return f"must be one of {ctx.get('expected', '')}, not {shown}"
+    return f"is not valid ({error.get('msg', kind)})"
 
 
-def _build(cls: Any, data: Any, where: str) -> Any:
-    if not isinstance(data, dict):
-        raise _Invalid(where or "(top level)", "must be a JSON object")
-    known = {_camel(f.name): f for f in fields(cls)}
-    for key in data:
-        if key not in known:
-            near = (
-                f" (did you mean {_camel(_snake(key))!r}?)" if _camel(_snake(key)) in known else ""
-            )
-            raise _Invalid(f"{where}.{key}".lstrip("."), f"is not a known setting{near}")
-    values = {
-        f.name: _value(f.type, data[key], f"{where}.{key}".lstrip("."), f.metadata)
-        for key, f in known.items()
-        if key in data
-    }
-    return cls(**values)
-
-
-def load_config(path: Path) -> ProjectConfig:
-    """Read and validate ``path``; a missing file means the defaults."""
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return ProjectConfig()
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path}: cannot be read ({err}); fix or delete the file") from err
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as err:
-        raise ConfigError(
-            f"{path}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}); "
-            "fix the file or delete it to get the defaults"
-        ) from err
-    except (ValueError, RecursionError) as err:  # a number of 4,300+ digits, or deep nesting
-        raise ConfigError(
-            f"{path}: not valid JSON (a number too long or nesting too deep); "
-            "fix the file or delete it to get the defaults"
-        ) from err
-    try:
-        config: ProjectConfig = _build(ProjectConfig, data, "")
-    except _Invalid as err:
-        raise ConfigError(f"{path}: {err}; fix the file or delete it to get the defaults") from err
-    return config
-
-
-def _to_json(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {_camel(k): _to_json(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return list(value)
-    return value
+def _bounds(loc: Any) -> tuple[Any, Any]:
+    """The ``ge``/``le`` of the field at ``loc``."""
+    model: Any = ProjectConfig
+    field: Any = None
+    for part in loc:
+        field = next(
+            (f for n, f in model.model_fields.items() if to_camel(n) == part or n == part), None
+        )
+        if field is None:
+            return "?", "?"
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            model = field.annotation
+    low = next((m.ge for m in field.metadata if hasattr(m, "ge")), "?")
+    high = next((m.le for m in field.metadata if hasattr(m, "le")), "?")
+    return low, high
 
 
 def dump_config(config: ProjectConfig) -> str:
     """The file text ``init`` writes: every default spelled out, camelCase keys."""
-    return json.dumps(_to_json(asdict(config)), indent=2) + "\n"
+    return json.dumps(config.model_dump(mode="json", by_alias=True), indent=2) + "\n"

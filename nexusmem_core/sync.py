@@ -7,7 +7,6 @@ import os
 import re
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import replace
 
 import anyio
 
@@ -221,10 +220,12 @@ def _opted_in(config: ProjectConfig, *, conversation: bool, github: bool) -> Pro
     """``config`` with the opt-in sources a run asked for turned on."""
     sources = config.sources
     if conversation:
-        sources = replace(sources, conversation=replace(sources.conversation, enabled=True))
+        talk = sources.conversation.model_copy(update={"enabled": True})
+        sources = sources.model_copy(update={"conversation": talk})
     if github:
-        sources = replace(sources, github=replace(sources.github, enabled=True))
-    return replace(config, sources=sources)
+        threads = sources.github.model_copy(update={"enabled": True})
+        sources = sources.model_copy(update={"github": threads})
+    return config.model_copy(update={"sources": sources})
 
 
 async def _drop_project(db: Database, pid: str) -> None:

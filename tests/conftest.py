@@ -5,11 +5,13 @@ Everything is real: git runs, SQLite files are written to tmp dirs, the CLI runs
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -157,3 +159,11 @@ def modules_loaded_by(module: str) -> set[str]:
         check=True,
     )
     return set(out.stdout.split())
+
+
+def changed(value: Any, **changes: Any) -> Any:
+    """``value`` with ``changes``: settings and config sections are pydantic models (frozen),
+    the rest dataclasses."""
+    if hasattr(value, "model_copy"):
+        return value.model_copy(update=changes)
+    return dataclasses.replace(value, **changes)

@@ -10,6 +10,8 @@ import pytest
 from nexusmem_core.config import ProjectConfig, Settings, dump_config, load_config
 from nexusmem_core.errors import ConfigError
 
+from .conftest import Repo, run_cli
+
 
 def write(tmp_path: Path, data: object) -> Path:
     path = tmp_path / "config.json"
@@ -41,6 +43,11 @@ def test_partial_files_keep_the_other_defaults(tmp_path: Path):
         ({"sourcez": {}}, "'sourcez': is not a known setting"),
         ({"version": 2}, "'version': must be between 1 and 1"),
         ([1, 2], "'(top level)': must be a JSON object"),
+        ({"sources": {"docs": {"extensions": [1]}}}, "'sources.docs.extensions': must be a list"),
+        ({"sources": {"git": []}}, "'sources.git': must be a JSON object"),
+        ({"embed": {"host": " "}}, "'embed.host': must be a non-empty string"),
+        ({"retrieval": {"budget": 4000.5}}, "'retrieval.budget': must be a whole number"),
+        ({"retrieval": {"budget": True}}, "'retrieval.budget': must be a whole number"),
     ],
 )
 def test_invalid_values_name_the_file_and_field(tmp_path: Path, data: object, message: str):
@@ -48,6 +55,8 @@ def test_invalid_values_name_the_file_and_field(tmp_path: Path, data: object, me
     with pytest.raises(ConfigError) as err:
         load_config(path)
     assert str(path) in str(err.value) and message in str(err.value)
+    assert "\n" not in str(err.value) and "pydantic" not in str(err.value)  # our one line
+    assert json.loads(path.read_text()) == data  # never rewritten
 
 
 def test_missing_file_means_defaults(tmp_path: Path):
@@ -83,3 +92,24 @@ def test_the_readme_shows_config_json_as_init_writes_it() -> None:
     block = re.search(r"`config.json` as `init` writes it:\n\n```json\n(.*?)```", readme, re.S)
     assert block, "README.md lost its config.json block"
     assert json.loads(block.group(1)) == json.loads(dump_config(ProjectConfig()))
+
+
+def test_settings_are_read_from_the_process_environment(monkeypatch: pytest.MonkeyPatch):
+    """pydantic-settings reads the NEXUSMEM_ prefix, and the other tools' own names."""
+    monkeypatch.setenv("NEXUSMEM_VECTOR", " Off ")
+    monkeypatch.setenv("NEXUSMEM_EMBED_MODEL", "all-minilm")
+    monkeypatch.setenv("OLLAMA_HOST", ":11500")
+    monkeypatch.setenv("CODEX_HOME", "/srv/codex")
+    monkeypatch.setenv("NEXUSMEM_HOME", "")  # empty means the default
+    settings = Settings.from_env()
+    assert (settings.vector, settings.embed_model) == ("off", "all-minilm")
+    assert settings.ollama_host == "http://127.0.0.1:11500"
+    assert settings.codex_dir == Path("/srv/codex") and settings.home.name == ".nexusmem"
+
+
+def test_a_bad_environment_value_is_one_line_naming_the_variable(repo: Repo, home: Path):
+    out = run_cli("status", "-C", str(repo.path), env={"NEXUSMEM_LOG_LEVEL": "loud"})
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        "error: NEXUSMEM_LOG_LEVEL='LOUD': use one of DEBUG, INFO, WARNING, ERROR, CRITICAL"
+    ]

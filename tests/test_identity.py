@@ -5,7 +5,6 @@ repository's memory is never merged in."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import shutil
 import sqlite3
@@ -20,7 +19,7 @@ from nexusmem_core.models import Status, SyncReport, node_id
 from nexusmem_core.store import vectors
 from nexusmem_mcp.server import build_server
 
-from .conftest import Repo, run_cli
+from .conftest import Repo, changed, run_cli
 from .fake_ollama import FakeOllama
 from .test_shell_sync import log_command
 
@@ -178,7 +177,7 @@ async def test_vectors_move_with_their_nodes_and_are_not_embedded_again(
 ):
     repo.git("remote", "add", "origin", "https://github.com/acme/widgets.git")
     with FakeOllama() as fake:
-        wired = dataclasses.replace(settings, ollama_host=fake.url, embed_model=fake.model)
+        wired = changed(settings, ollama_host=fake.url, embed_model=fake.model)
         async with open_engine(wired, repo.path, create=True) as engine:
             first = await handlers.sync(engine)
             assert first.vectors == "ok" and first.embedded > 0

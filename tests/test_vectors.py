@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import random
 import struct
@@ -18,7 +17,7 @@ from nexusmem_core.retrieval.fuse import rrf
 from nexusmem_core.store.db import open_database
 from nexusmem_core.store.fts import Candidate
 
-from .conftest import Repo, run_cli
+from .conftest import Repo, changed, run_cli
 from .fake_ollama import FakeOllama
 
 
@@ -29,7 +28,7 @@ def ollama() -> Iterator[FakeOllama]:
 
 
 def with_ollama(settings: Settings, fake: FakeOllama, model: str | None = None) -> Settings:
-    return dataclasses.replace(settings, ollama_host=fake.url, embed_model=model or fake.model)
+    return changed(settings, ollama_host=fake.url, embed_model=model or fake.model)
 
 
 @pytest.fixture
@@ -100,10 +99,10 @@ async def test_failures_leave_sync_and_search_on_bm25(
 ):
     ollama.mode, ollama.delay = mode, 3.0
     host = "http://127.0.0.1:9" if mode == "unreachable" else ollama.url
-    tuned = dataclasses.replace(settings, ollama_host=host, embed_model=model or ollama.model)
+    tuned = changed(settings, ollama_host=host, embed_model=model or ollama.model)
     async with open_engine(tuned, repo.path, create=True) as engine:
-        engine.config = dataclasses.replace(
-            engine.config, embed=dataclasses.replace(engine.config.embed, timeout_seconds=1)
+        engine.config = changed(
+            engine.config, embed=changed(engine.config.embed, timeout_seconds=1)
         )
         report = await handlers.sync(engine)
         response = await handlers.search(engine, "retry budget")
@@ -199,8 +198,8 @@ async def test_the_query_embedding_fails_over_to_bm25(
 ):
     async with open_engine(with_ollama(settings, ollama), repo.path, create=True) as engine:
         await handlers.sync(engine)
-        engine.config = dataclasses.replace(
-            engine.config, embed=dataclasses.replace(engine.config.embed, query_timeout_seconds=1)
+        engine.config = changed(
+            engine.config, embed=changed(engine.config.embed, query_timeout_seconds=1)
         )
         ollama.mode = mode
         if model:

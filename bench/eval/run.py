@@ -256,15 +256,13 @@ def write_embed_config(repo: Path, batch: int, timeout: int, fusion_k: int | Non
     embed = getattr(config, "embed", None)
     if embed is None:
         return
-    names = {f.name for f in dataclasses.fields(embed)}
     changes = {"batch": batch, "timeout_seconds": timeout, "query_timeout_seconds": timeout}
-    embed = dataclasses.replace(embed, **{k: v for k, v in changes.items() if k in names})
+    embed = embed.model_copy(update=changes)
     ensure_workspace(repo)
     if fusion_k is not None:  # the one ranking knob the evaluation sweeps
-        config = dataclasses.replace(
-            config, retrieval=dataclasses.replace(config.retrieval, fusion_k=fusion_k)
-        )
-    text = dump_config(dataclasses.replace(config, embed=embed))
+        retrieval = config.retrieval.model_copy(update={"fusion_k": fusion_k})
+        config = config.model_copy(update={"retrieval": retrieval})
+    text = dump_config(config.model_copy(update={"embed": embed}))
     (workspace_dir(repo) / CONFIG_FILE).write_text(text, encoding="utf-8")
 
 
@@ -278,11 +276,11 @@ def write_import_expansion(repo: Path, on: bool) -> None:
     ensure_workspace(repo)
     path = workspace_dir(repo) / CONFIG_FILE
     config = load_config(path)
-    sources = dataclasses.replace(
-        config.sources, structure=dataclasses.replace(config.sources.structure, enabled=True)
-    )
-    retrieval = dataclasses.replace(config.retrieval, import_expansion=on)
-    path.write_text(dump_config(dataclasses.replace(config, sources=sources, retrieval=retrieval)))
+    structure = config.sources.structure.model_copy(update={"enabled": True})
+    sources = config.sources.model_copy(update={"structure": structure})
+    retrieval = config.retrieval.model_copy(update={"import_expansion": on})
+    changes = {"sources": sources, "retrieval": retrieval}
+    path.write_text(dump_config(config.model_copy(update=changes)))
 
 
 def accepts(func: Any, name: str) -> bool:

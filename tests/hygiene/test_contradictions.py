@@ -3,7 +3,6 @@ over real HTTP), cached per pair, shown as suggestions, never acted on by themse
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import AsyncIterator, Iterator
 
@@ -15,7 +14,7 @@ from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.errors import UsageError
 from nexusmem_core.hygiene.stale import StaleReport
 
-from ..conftest import Repo, run_cli
+from ..conftest import Repo, changed, run_cli
 from ..fake_ollama import FakeOllama
 
 FABRIC = "docs/deploy.md — Deploy"
@@ -46,15 +45,15 @@ def deploy_repo(repo: Repo) -> Repo:
 def configure(engine: Engine, **contradictions: object) -> None:
     """The chat model the fake serves, and a short timeout."""
     options = {"model": "fake-chat", "timeout_seconds": 1, **contradictions}
-    engine.config = dataclasses.replace(
+    engine.config = changed(
         engine.config,
-        contradictions=dataclasses.replace(engine.config.contradictions, **options),
+        contradictions=changed(engine.config.contradictions, **options),
     )
 
 
 @pytest.fixture
 async def live(settings: Settings, deploy_repo: Repo, ollama: FakeOllama) -> AsyncIterator[Engine]:
-    tuned = dataclasses.replace(settings, ollama_host=ollama.url, embed_model=ollama.model)
+    tuned = changed(settings, ollama_host=ollama.url, embed_model=ollama.model)
     async with open_engine(tuned, deploy_repo.path, create=True) as engine:
         configure(engine, auto_check=False)
         await handlers.sync(engine)
@@ -120,7 +119,7 @@ async def test_a_model_that_cannot_answer_stops_the_pass_in_one_line(
 async def test_without_vectors_it_says_so_and_asks_nothing(
     settings: Settings, deploy_repo: Repo, ollama: FakeOllama
 ):
-    tuned = dataclasses.replace(settings, ollama_host=ollama.url, embed_model=ollama.model)
+    tuned = changed(settings, ollama_host=ollama.url, embed_model=ollama.model)
     async with open_engine(tuned, deploy_repo.path, create=True) as engine:
         await handlers.sync(engine, embed=False)
         configure(engine)
@@ -147,7 +146,7 @@ async def test_dismiss_silences_a_suggestion_for_good(live: Engine, ollama: Fake
 async def test_sync_judges_a_small_batch_and_counts_what_is_open(
     settings: Settings, deploy_repo: Repo, ollama: FakeOllama
 ):
-    tuned = dataclasses.replace(settings, ollama_host=ollama.url, embed_model=ollama.model)
+    tuned = changed(settings, ollama_host=ollama.url, embed_model=ollama.model)
     async with open_engine(tuned, deploy_repo.path, create=True) as engine:
         configure(engine, sync_batch=2)
         first = await handlers.sync(engine)
@@ -165,7 +164,7 @@ async def test_sync_judges_a_small_batch_and_counts_what_is_open(
 async def test_sync_is_quiet_when_the_chat_model_was_never_there(
     settings: Settings, deploy_repo: Repo, ollama: FakeOllama
 ):
-    tuned = dataclasses.replace(settings, ollama_host=ollama.url, embed_model=ollama.model)
+    tuned = changed(settings, ollama_host=ollama.url, embed_model=ollama.model)
     async with open_engine(tuned, deploy_repo.path, create=True) as engine:
         report = await handlers.sync(engine)  # the default qwen2.5:3b is not pulled here
     assert report.contradictions.startswith("off: ") and "ollama pull" in report.contradictions

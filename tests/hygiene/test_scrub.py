@@ -3,7 +3,6 @@ logs; the backup keeps them; search still works; a resync neither undoes nor dup
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -26,7 +25,7 @@ from nexusmem_core.registry import ProjectEntry, register_project
 from nexusmem_core.store import nodes as store_nodes
 from nexusmem_core.store.nodes import decode_meta, get_cursor, set_cursor, upsert_nodes
 
-from ..conftest import Repo, run_cli
+from ..conftest import Repo, changed, run_cli
 from ..fake_ollama import FakeOllama
 from ..test_vectors import with_ollama
 
@@ -62,7 +61,7 @@ async def store_like_an_old_version(
         node = shell_nodes.hook_node(engine.project_id, record, 12000, str(engine.repo.root))
         if nested:
             node.meta["note"] = [f"token {TOKEN}"]
-            node = dataclasses.replace(node)  # a fresh Node: its cached hash follows the meta
+            node = changed(node)  # a fresh Node: its cached hash follows the meta
         log = home / hooklog.LOG_FILE
         end = hooklog.read_new(log, hooklog.LogCursor()).cursor
         # The store redacts names and meta now; an old version did not.
@@ -252,7 +251,7 @@ async def test_without_sqlite_vec_a_scrub_that_would_orphan_vectors_refuses(
             await store_like_an_old_version(engine, settings.home, monkeypatch)
             await handlers.sync(engine)
     before = [p.read_bytes() for p in stored_files(repo)]
-    off = dataclasses.replace(settings, vector="off")
+    off = changed(settings, vector="off")
     with pytest.raises(StoreError, match="needs sqlite-vec"):
         await scrub(off, repo.path, apply=True)
     assert [p.read_bytes() for p in stored_files(repo)] == before

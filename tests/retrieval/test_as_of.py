@@ -3,7 +3,6 @@ tags say how each event reached memory."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sqlite3
 
@@ -13,7 +12,7 @@ from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import open_engine
 
-from ..conftest import DAY, Repo, run_cli
+from ..conftest import DAY, Repo, changed, run_cli
 from ..fake_ollama import FakeOllama
 
 JAN_10 = 1_768_003_200  # 2026-01-10T00:00:00Z: when the first sync "ran"
@@ -56,7 +55,7 @@ def test_an_unreadable_date_is_one_line(late_repo: Repo):
 
 async def test_the_vector_arm_reads_as_of_too(settings: Settings, late_repo: Repo):
     with FakeOllama() as fake:
-        live = dataclasses.replace(settings, ollama_host=fake.url, embed_model=fake.model)
+        live = changed(settings, ollama_host=fake.url, embed_model=fake.model)
         async with open_engine(live, late_repo.path) as engine:
             await handlers.sync(engine)
             now = await handlers.search(engine, "wrong file", as_of=None)

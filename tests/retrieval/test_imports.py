@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine
 
-from ..conftest import Repo
+from ..conftest import Repo, changed
 
 LIMITS_FIX = "fix(limits): refill the bucket every second"
 PROXY_FIX = "fix(proxy): send the header the gateway expects"
@@ -38,8 +37,8 @@ def app_repo(make_repo: Callable[[str], Repo]) -> Repo:
 
 
 def expansion(engine: Engine, on: bool) -> None:
-    retrieval = dataclasses.replace(engine.config.retrieval, import_expansion=on)
-    engine.config = dataclasses.replace(engine.config, retrieval=retrieval)
+    retrieval = changed(engine.config.retrieval, import_expansion=on)
+    engine.config = changed(engine.config, retrieval=retrieval)
 
 
 async def commit_order(engine: Engine, query: str) -> list[str]:

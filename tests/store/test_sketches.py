@@ -4,7 +4,6 @@ scan, and a sketch that follows the database through writes of this and other co
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 
@@ -15,7 +14,7 @@ from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.store import sketches, vectors
 
-from ..conftest import Repo
+from ..conftest import Repo, changed
 from ..fake_ollama import FakeOllama, vector
 
 TOPICS = ["upload", "retry", "cache", "parser", "token", "schema", "socket", "render"]
@@ -43,7 +42,7 @@ def history(repo: Repo, count: int, start: int = 0) -> None:
 
 
 def with_ollama(settings: Settings, fake: FakeOllama) -> Settings:
-    return dataclasses.replace(settings, ollama_host=fake.url, embed_model=fake.model)
+    return changed(settings, ollama_host=fake.url, embed_model=fake.model)
 
 
 @asynccontextmanager

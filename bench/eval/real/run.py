@@ -125,18 +125,16 @@ def settings_for(home: Path, hybrid: bool) -> Any:
 
 def write_config(clone: Path) -> None:
     """Patient embedding settings in the clone's own config.json; ranking stays at defaults."""
-    import dataclasses
 
     from nexusmem_core.config import ProjectConfig, dump_config
     from nexusmem_core.engine import ensure_workspace
     from nexusmem_core.paths import CONFIG_FILE, workspace_dir
 
     config = ProjectConfig()
-    embed = dataclasses.replace(
-        config.embed, batch=16, timeout_seconds=300, query_timeout_seconds=60
-    )
+    patient = {"batch": 16, "timeout_seconds": 300, "query_timeout_seconds": 60}
+    embed = config.embed.model_copy(update=patient)
     ensure_workspace(clone)
-    text = dump_config(dataclasses.replace(config, embed=embed))
+    text = dump_config(config.model_copy(update={"embed": embed}))
     (workspace_dir(clone) / CONFIG_FILE).write_text(text, encoding="utf-8")
 
 

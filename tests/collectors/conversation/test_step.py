@@ -4,14 +4,13 @@ nothing secret on disk."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine
 
-from ...conftest import Repo, run_cli
+from ...conftest import Repo, changed, run_cli
 from ...test_shell_sync import log_command
 from .transcripts import (
     AWS_KEY,
@@ -34,8 +33,8 @@ async def turn_refs(engine: Engine) -> list[str]:
 
 def configure(engine: Engine, **conversation: object) -> None:
     sources = engine.config.sources
-    wanted = replace(sources.conversation, **conversation)
-    engine.config = replace(engine.config, sources=replace(sources, conversation=wanted))
+    wanted = changed(sources.conversation, **conversation)
+    engine.config = changed(engine.config, sources=changed(sources, conversation=wanted))
 
 
 async def test_transcripts_are_read_only_when_the_source_is_turned_on(
@@ -145,7 +144,7 @@ async def test_a_long_reply_is_stored_as_sibling_chunks(
     engine: Engine, repo: Repo, settings: Settings
 ):
     install_claude(settings.claude_dir, repo.path)
-    engine.config = replace(engine.config, limits=replace(engine.config.limits, max_body_chars=600))
+    engine.config = changed(engine.config, limits=changed(engine.config.limits, max_body_chars=600))
     await handlers.sync(engine, embed=False, conversation=True)
     rows = await engine.db.fetchall(
         "select title, grp from nodes where grp = ? order by ref", (f"{CLAUDE_SESSION}:1",)

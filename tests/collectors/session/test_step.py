@@ -3,7 +3,6 @@ stored, what is never sent twice, and how a missing or broken model is one line.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -15,7 +14,7 @@ from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.models import SyncReport
 
-from ...conftest import Repo
+from ...conftest import Repo, changed
 from ...fake_ollama import FakeOllama
 from ..conversation.transcripts import (
     AWS_KEY,
@@ -41,17 +40,15 @@ def configure(engine: Engine, **session: Any) -> None:
     """The session source on, with the fake's chat model and a short timeout."""
     options = {"enabled": True, "model": "fake-chat", "timeout_seconds": 1, **session}
     sources = engine.config.sources
-    engine.config = dataclasses.replace(
+    engine.config = changed(
         engine.config,
-        sources=dataclasses.replace(
-            sources, session=dataclasses.replace(sources.session, **options)
-        ),
+        sources=changed(sources, session=changed(sources.session, **options)),
     )
 
 
 @pytest.fixture
 async def live(settings: Settings, repo: Repo, ollama: FakeOllama) -> AsyncIterator[Engine]:
-    tuned = dataclasses.replace(settings, ollama_host=ollama.url)
+    tuned = changed(settings, ollama_host=ollama.url)
     async with open_engine(tuned, repo.path, create=True) as engine:
         configure(engine)
         yield engine
@@ -134,7 +131,7 @@ async def test_a_model_that_fails_is_one_line_and_the_session_waits_for_the_next
     await plant(live, "s1")
     await plant(live, "s2", minutes_ago=600)
     if mode == "unreachable":
-        live.settings = dataclasses.replace(live.settings, ollama_host="http://127.0.0.1:9")
+        live.settings = changed(live.settings, ollama_host="http://127.0.0.1:9")
     else:
         ollama.chat_mode = mode
     report = await sync(live)
@@ -142,7 +139,7 @@ async def test_a_model_that_fails_is_one_line_and_the_session_waits_for_the_next
     assert "\n" not in report.session_note and report.commits == 4  # the sync itself went on
     assert report.sessions == 0 and await summaries(live) == []
     assert await states(live) == {"s1": "pending", "s2": "pending"}
-    live.settings = dataclasses.replace(live.settings, ollama_host=ollama.url)
+    live.settings = changed(live.settings, ollama_host=ollama.url)
     ollama.chat_mode, sent = "summary", len(ollama.chat_requests)
     report = await sync(live)
     assert (report.sessions, report.session_note) == (2, "ok")

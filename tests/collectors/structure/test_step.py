@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,7 +9,7 @@ from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine
 
-from ...conftest import Repo, run_cli
+from ...conftest import Repo, changed, run_cli
 
 FILES = {
     "app/__init__.py": "",
@@ -78,10 +77,8 @@ async def test_the_source_can_be_turned_off(settings: Settings, make_repo):
     repo = app_repo(make_repo)
     async with open_engine(settings, repo.path, create=True) as engine:
         sources = engine.config.sources
-        off = dataclasses.replace(sources.structure, enabled=False)
-        engine.config = dataclasses.replace(
-            engine.config, sources=dataclasses.replace(sources, structure=off)
-        )
+        off = changed(sources.structure, enabled=False)
+        engine.config = changed(engine.config, sources=changed(sources, structure=off))
         report = await handlers.sync(engine, embed=False)
         assert report.import_edges == 0 and await stored(engine) == set()
         status = await handlers.status(engine)
