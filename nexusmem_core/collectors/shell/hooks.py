@@ -136,8 +136,11 @@ def remove(shell: str, home: Path, environ: dict[str, str] | None = None) -> boo
                 )
             found = True
             flags = match.group("flags")
-            # The newline before the block is the user's unless the block says we added it.
-            keep = "" if "newline" in flags else match.group("nl") or ""
+            # The newline before the block is the user's unless the block says we added it;
+            # even then it stays when the user has since written lines after the block, or
+            # their last line before it and their first after it would become one.
+            ours = "newline" in flags and match.end() == len(text)
+            keep = "" if ours else match.group("nl") or ""
             rest = text[: match.start()] + keep + text[match.end() :]
             if "created" in flags and not rest:
                 remove_file(rc)

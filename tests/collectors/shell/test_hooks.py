@@ -103,3 +103,20 @@ def test_hook_commands_from_the_cli(tmp_path: Path, home: Path):
     assert (user / ".zshrc").read_text() == "bindkey -v\n"
     bad = run_cli("hook", "install", "--shell", "tcsh", env=environ)
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+def test_lines_appended_after_the_block_stay_lines_of_their_own(tmp_path: Path, home: Path):
+    """The rc file had no final newline, so install added one; the user then wrote a line after
+    the block. Remove takes the block out and leaves that newline between their two lines."""
+    from ...conftest import run_cli
+
+    user = tmp_path / "user"
+    user.mkdir()
+    rc = user / ".zshrc"
+    rc.write_bytes(b'alias ll="ls -l"')
+    environ = {"HOME": str(user), "SHELL": "/usr/bin/zsh"}
+    assert run_cli("hook", "install", env=environ).returncode == 0
+    with open(rc, "ab") as handle:
+        handle.write(b"export FOO=1\n")
+    assert run_cli("hook", "remove", env=environ).stdout.strip() == "removed the zsh hook"
+    assert rc.read_bytes() == b'alias ll="ls -l"\nexport FOO=1\n'
