@@ -548,11 +548,15 @@ def cmd_hook(args: argparse.Namespace) -> int:
     home = Settings.from_env().home
     shell = args.shell or hooks.default_shell()
     if args.action == "install":
-        _warn(hooks.install(shell, home))
-        print(
-            f"installed the {shell} hook in {hooks.rc_file(shell)}; "
-            "open a new shell to start recording"
-        )
+        result = hooks.install(shell, home)
+        _warn(result.warnings)
+        if result.change == "unchanged":
+            print(f"the {shell} hook is already installed in {result.rc_file}")
+        else:
+            print(
+                f"{result.change} the {shell} hook in {result.rc_file}; "
+                "open a new shell to start recording"
+            )
     elif args.action == "remove":
         found = hooks.remove(shell, home)
         print(f"removed the {shell} hook" if found else f"no {shell} hook was installed")

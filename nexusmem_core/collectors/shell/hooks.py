@@ -20,7 +20,7 @@ from ...files import obstacle, read_text, remove_file, replace_file
 from .hooklog import LOG_FILE
 from .scripts import SCRIPTS, VERSION, render
 
-__all__ = ["SHELLS", "HookStatus", "default_shell", "install", "remove", "status"]
+__all__ = ["SHELLS", "HookStatus", "Installed", "default_shell", "install", "remove", "status"]
 
 SHELLS = tuple(SCRIPTS)
 BEGIN = "# >>> nexusmem hook >>>"
@@ -85,23 +85,43 @@ class HookStatus:
     warnings: list[str]
 
 
+@dataclass
+class Installed:
+    change: str  # installed, updated (the script was rewritten), unchanged
+    rc_file: str
+    warnings: list[str]
+
+
 def install(
     shell: str, home: Path, python: str = sys.executable, environ: dict[str, str] | None = None
-) -> list[str]:
-    """Write the script and the rc block (idempotent); return warnings worth showing."""
+) -> Installed:
+    """Write the script and the rc block, each only if it is not there as it should be."""
     _check_shell(shell)
-    script = _script_path(home, shell)
-    replace_file(script, render(shell, python, str(home)))
-    remove_file(home / "hooks" / f"{shell}.state")
+    remove_file(home / "hooks" / f"{shell}.state")  # the next shell finds out again
     rc = rc_file(shell, environ)
+    script = rc if shell == "fish" else _script_path(home, shell)
+    text = render(shell, python, str(home))
+    before = read_text(script)
+    if before != text:
+        replace_file(script, text)
     warnings: list[str] = []
     if shell == "fish":
-        replace_file(rc, render(shell, python, str(home)))
-        remove_file(script)
-        return warnings
+        remove_file(_script_path(home, shell))  # fish reads its own conf.d file
+        wired = False
+    else:
+        wired = _wire(shell, rc, script, warnings)
+    if wired or before is None:
+        change = "installed"
+    else:
+        change = "updated" if before != text else "unchanged"
+    return Installed(change, str(rc), warnings)
+
+
+def _wire(shell: str, rc: Path, script: Path, warnings: list[str]) -> bool:
+    """Add the block that sources ``script`` to ``rc``; False if it is there already."""
     text = read_text(rc)
     if text is not None and BEGIN in text:
-        return warnings  # already there; the script it sources was refreshed above
+        return False
     if shell == "bash" and text and re.search(r"trap\s.*DEBUG|bash-preexec", text):
         warnings.append(
             f"{rc} sets a DEBUG trap or loads bash-preexec: NexusMem joins "
@@ -114,7 +134,7 @@ def install(
     else:  # remove takes the newline out again too
         new = text + "\n" + _block(shell, script, " newline")
     replace_file(rc, new)
-    return warnings
+    return True
 
 
 def remove(shell: str, home: Path, environ: dict[str, str] | None = None) -> bool:

@@ -70,7 +70,7 @@ def test_a_foreign_debug_trap_is_reported(tmp_path: Path):
     rc = hooks.rc_file("bash", environ)
     rc.parent.mkdir(parents=True)
     rc.write_text("trap 'echo hi' DEBUG\n")
-    warnings = hooks.install("bash", nm, "/opt/py", environ)
+    warnings = hooks.install("bash", nm, "/opt/py", environ).warnings
     assert any("DEBUG trap" in w for w in warnings)
 
 
@@ -120,3 +120,22 @@ def test_lines_appended_after_the_block_stay_lines_of_their_own(tmp_path: Path, 
         handle.write(b"export FOO=1\n")
     assert run_cli("hook", "remove", env=environ).stdout.strip() == "removed the zsh hook"
     assert rc.read_bytes() == b'alias ll="ls -l"\nexport FOO=1\n'
+
+
+def test_a_second_install_says_it_is_already_installed_and_writes_nothing(
+    tmp_path: Path, home: Path
+):
+    from ...conftest import run_cli
+
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / ".bashrc").write_text("set -o vi\n")
+    environ = {"HOME": str(user), "SHELL": "/bin/bash"}
+    assert "installed the bash hook" in run_cli("hook", "install", env=environ).stdout
+    rc, script = user / ".bashrc", home / "hooks" / "nexusmem.bash"
+    before = [(path.read_bytes(), path.stat().st_ino) for path in (rc, script)]
+    again = run_cli("hook", "install", env=environ)
+    assert again.returncode == 0
+    assert again.stdout.strip() == f"the bash hook is already installed in {rc}"
+    # Same bytes, and the same inodes: neither file was rewritten (a rewrite is a rename).
+    assert [(path.read_bytes(), path.stat().st_ino) for path in (rc, script)] == before
