@@ -9,6 +9,7 @@ is a file of its own and the user's config is never touched.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -16,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ConfigError, UsageError
-from ...files import obstacle, read_text, remove_file, replace_file
-from .hooklog import LOG_FILE
+from ...files import file_error, obstacle, read_text, remove_file, replace_file
+from .hooklog import LOG_FILE, last_record
 from .scripts import SCRIPTS, VERSION, render
 
 __all__ = ["SHELLS", "HookStatus", "Installed", "default_shell", "install", "remove", "status"]
@@ -81,7 +82,7 @@ class HookStatus:
     state: str  # installed, not installed, outdated
     rc_file: str
     script: str
-    last_recorded: float | None
+    last_recorded: float | None  # when the last command this shell recorded ended
     warnings: list[str]
 
 
@@ -172,11 +173,17 @@ def remove(shell: str, home: Path, environ: dict[str, str] | None = None) -> boo
     return found
 
 
-def _last_recorded(home: Path) -> float | None:
+def _last_recorded(home: Path, shell: str) -> float | None:
+    """When ``shell``'s last record ended: the log is shared by every shell, so its own time
+    says nothing about this one."""
+    log = home / LOG_FILE
     try:
-        return (home / LOG_FILE).stat().st_mtime
-    except FileNotFoundError:
+        record = last_record(log, lambda r: r["shell"] == shell, json.dumps(shell).encode())
+    except OSError as err:
+        raise file_error("read", log, err) from err
+    if record is None or record.get("start") is None:
         return None
+    return float(record["start"]) + float(record.get("duration") or 0)
 
 
 def status(
@@ -208,4 +215,4 @@ def status(
     blocked = obstacle(home)  # the recorder fails silently at the prompt: say it here
     if blocked is not None and state != "not installed":
         warnings.append(f"commands cannot be recorded now: {blocked.text}")
-    return HookStatus(shell, state, str(rc), str(script), _last_recorded(home), warnings)
+    return HookStatus(shell, state, str(rc), str(script), _last_recorded(home, shell), warnings)

@@ -139,3 +139,21 @@ def test_a_second_install_says_it_is_already_installed_and_writes_nothing(
     assert again.stdout.strip() == f"the bash hook is already installed in {rc}"
     # Same bytes, and the same inodes: neither file was rewritten (a rewrite is a rename).
     assert [(path.read_bytes(), path.stat().st_ino) for path in (rc, script)] == before
+
+
+def test_status_reports_the_last_record_of_its_own_shell(tmp_path: Path, home: Path):
+    """The log is shared by every shell: a later bash command is not PowerShell's."""
+    import json
+
+    from nexusmem_core.collectors.shell import hooklog
+
+    from ...conftest import run_cli
+
+    pwsh = {"v": 1, "id": "a", "cmd": "Get-Item .", "shell": "pwsh", "start": 1_700_000_000.5}
+    hooklog.append(home, {**pwsh, "duration": 2.0})
+    hooklog.append(home, {**pwsh, "id": "b", "shell": "bash", "start": 1_800_000_000.0})
+    environ = {"HOME": str(tmp_path / "user")}
+    status = run_cli("hook", "status", "--shell", "pwsh", "--json", env=environ)
+    assert json.loads(status.stdout)["last_recorded"] == 1_700_000_002.5
+    zsh = run_cli("hook", "status", "--shell", "zsh", env=environ)
+    assert zsh.returncode == 0 and "last recorded: never" in zsh.stdout
