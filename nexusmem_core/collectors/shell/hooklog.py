@@ -139,11 +139,19 @@ def _head(handle: Any) -> str:
     return hashlib.sha256(handle.readline(MAX_LINE)).hexdigest()[:16]
 
 
-def _lines(handle: Any, end: int) -> Iterator[bytes]:
+def _lines(handle: Any, end: int) -> Iterator[bytes | None]:
+    """The lines from here to ``end``, each read with a bound. One longer than MAX_LINE comes
+    out as None, passed over up to its newline a chunk at a time: a 100 MB line written by
+    anything at all must not be held whole."""
     while handle.tell() < end:
         line = handle.readline(MAX_LINE + 1)
         if not line:
             return
+        if len(line) > MAX_LINE and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = handle.readline(_CHUNK)
+            yield None
+            continue
         yield line
 
 
@@ -170,14 +178,11 @@ def read_new(
         malformed = 0
         offset = start
         for line in _lines(handle, size):
+            if line is None:  # an oversize line, skipped to its end
+                malformed += 1
+                offset = handle.tell()
+                continue
             if not line.endswith(b"\n"):
-                if len(line) > MAX_LINE:  # an oversize line: skip to its end
-                    malformed += 1
-                    rest = handle.readline()
-                    while rest and not rest.endswith(b"\n"):
-                        rest = handle.readline()
-                    offset = handle.tell()
-                    continue
                 break  # a partial last line
             offset += len(line)
             if not line.strip():
