@@ -11,7 +11,7 @@ from __future__ import annotations
 
 __all__ = ["SCRIPTS", "VERSION", "render"]
 
-VERSION = 1
+VERSION = 2  # 2: fish reads the clock when a command starts; PowerShell 5.1 runs it too
 RECORDER = "nexusmem_core.collectors.shell.record"
 
 BASH = r"""# NexusMem shell hook for bash, version {version}. Written by `nexusmem hook install`;
@@ -134,15 +134,26 @@ precmd_functions=(__nexusmem_precmd ${{precmd_functions:#__nexusmem_precmd}})
 
 FISH = r"""# NexusMem shell hook for fish, version {version}. Written by `nexusmem hook install`;
 # `nexusmem hook remove` deletes this file. Records each command's text (redacted), working
-# directory, exit status and duration into $NEXUSMEM_HOME/shell-history.jsonl, in the background.
+# directory, exit status, start and duration into $NEXUSMEM_HOME/shell-history.jsonl, in the
+# background.
 status is-interactive; or exit 0
 set -q __nexusmem_loaded; and exit 0
 set -g __nexusmem_loaded 1
 set -g __nexusmem_py '{python}'
 set -g __nexusmem_session $fish_pid-(random)(random)
+set -g __nexusmem_start
+
+# fish has no clock of its own and gives only a duration afterwards: without a start read
+# here, the recorder (its start-up later) would put every command 0.3 s late, or after the
+# next one. A BSD date prints no %N: the recorder then falls back to its own clock.
+function __nexusmem_preexec --on-event fish_preexec
+    set -g __nexusmem_start (command date +%s.%N 2>/dev/null)
+end
 
 function __nexusmem_postexec --on-event fish_postexec
     set -l code $status  # first, before anything can change it
+    set -l start "$__nexusmem_start"
+    set -g __nexusmem_start
     test -x $__nexusmem_py; or return 0
     string length -q -- $argv[1]; or return 0
     # sh starts the recorder in the background and exits at once: no fish job, no job notice.
@@ -151,8 +162,8 @@ function __nexusmem_postexec --on-event fish_postexec
     # recorder's start-up must not compete with fish redrawing the prompt (measured: +8 ms
     # at p50 on a busy 2-core machine without it, +3 ms with it).
     printf '%s' $argv[1] | /bin/sh -c 'exec 3<&0; nice -n 10 "$0" -m {recorder} "$@" >/dev/null 2>&1 <&3 3<&- &' \
-        $__nexusmem_py --home '{home}' --shell fish --exit $code --duration (math "$CMD_DURATION / 1000") \
-        --cwd $PWD --session $__nexusmem_session 2>/dev/null
+        $__nexusmem_py --home '{home}' --shell fish --exit $code --start "$start" \
+        --duration (math "$CMD_DURATION / 1000") --cwd $PWD --session $__nexusmem_session 2>/dev/null
 end
 """
 

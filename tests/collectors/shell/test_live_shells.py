@@ -112,3 +112,26 @@ def test_powershell_script_wraps_the_prompt_and_captures_status_first():
     assert "& $global:__NexusMemPrompt" in body and "$global:LASTEXITCODE = $code" in body
     assert "StandardInput.Write($h.CommandLine)" in body  # text on stdin, not in argv
     assert "'C:\\Python\\python.exe'" in text
+
+
+def test_fish_records_when_the_command_started(tmp_path: Path):
+    """fish gives only a duration after the fact: the hook reads the clock when the command
+    starts, so the start is not the recorder's own (later, by its start-up) time less it."""
+    if shutil.which("fish") is None:
+        pytest.skip("fish is not installed (apt-get install fish)")
+    home, nm, work = tmp_path / "home", tmp_path / "nm", tmp_path / "work"
+    work.mkdir(parents=True)
+    env = shell_env(home, nm, "fish")
+    rc_name, rc_text = USER_RC["fish"]
+    (home / rc_name).parent.mkdir(parents=True)
+    (home / rc_name).write_text(rc_text)
+    hooks.install("fish", nm, sys.executable, env)
+    session = PtyShell(ARGV["fish"](home), env, work)
+    try:
+        session.run("date +%s.%N >clock; sleep 0.2")  # the clock, read inside the command
+        (record,) = records(nm / "shell-history.jsonl", 1)
+    finally:
+        session.close()
+    inside = float((work / "clock").read_text())
+    # It lies within what was recorded (the start is kept to the millisecond).
+    assert record["start"] - 0.0005 <= inside <= record["start"] + record["duration"]
