@@ -74,7 +74,8 @@ def main(argv: list[str]) -> int:
     options = _options(argv)
     home = options.get("home") or home_dir()
     try:
-        raw = sys.stdin.buffer.read(MAX_COMMAND * 4).decode("utf-8", "replace")
+        # utf-8-sig: Windows PowerShell's stdin writer may put a BOM first (console set to UTF-8).
+        raw = sys.stdin.buffer.read(MAX_COMMAND * 4).decode("utf-8-sig", "replace")
         record = build_record(raw, options, home)
         if record is not None:
             append(home, record)

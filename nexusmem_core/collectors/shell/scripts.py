@@ -167,16 +167,22 @@ function __nexusmem_postexec --on-event fish_postexec
 end
 """
 
-PWSH = r"""# NexusMem shell hook for PowerShell, version {version}. Written by `nexusmem hook install`;
-# `nexusmem hook remove` takes it out again. Wraps the existing prompt function and records each
-# command's text (redacted), directory, exit code and duration into
-# $env:NEXUSMEM_HOME/shell-history.jsonl, in the background.
+PWSH = r"""# NexusMem shell hook for PowerShell 7 and Windows PowerShell 5.1, version {version}.
+# Written by `nexusmem hook install`; `nexusmem hook remove` takes it out again. Wraps the
+# existing prompt function and records each command's text (redacted), directory, exit code
+# and duration into $env:NEXUSMEM_HOME/shell-history.jsonl, in the background. Only what .NET
+# Framework has too: no ProcessStartInfo.ArgumentList, no StandardInputEncoding.
 if (-not $global:__NexusMemLoaded) {{
     $global:__NexusMemLoaded = $true
     $global:__NexusMemPy = '{python}'
     $global:__NexusMemSession = "$PID-$(Get-Random)"
     $global:__NexusMemLastId = -1
     $global:__NexusMemPrompt = $function:prompt
+    # One argument as the C runtime splits a command line (and .NET does on Linux and macOS):
+    # in quotes, backslashes doubled where a quote follows them, the quote itself escaped.
+    function global:__NexusMemQuote([string]$s) {{
+        '"' + (($s -replace '(\\*)"', '$1$1\"') -replace '(\\+)$', '$1$1') + '"'
+    }}
     function global:prompt {{
         $ok = $?  # first, before anything can change it
         $code = $global:LASTEXITCODE
@@ -188,17 +194,20 @@ if (-not $global:__NexusMemLoaded) {{
                 $exit = if ($ok) {{ 0 }} elseif ($code) {{ $code }} else {{ 1 }}
                 $start = ([DateTimeOffset]$h.StartExecutionTime).ToUnixTimeMilliseconds() / 1000
                 $end = ([DateTimeOffset]$h.EndExecutionTime).ToUnixTimeMilliseconds() / 1000
+                $argv = @('-m', '{recorder}', '--home', '{home}', '--shell', 'pwsh', '--exit', "$exit",
+                    '--start', "$start", '--end', "$end", '--cwd', "$PWD",
+                    '--session', $global:__NexusMemSession)
                 $psi = [System.Diagnostics.ProcessStartInfo]::new($global:__NexusMemPy)
-                foreach ($a in @('-m', '{recorder}', '--home', '{home}', '--shell', 'pwsh', '--exit', "$exit",
-                        '--start', "$start", '--end', "$end", '--cwd', "$PWD",
-                        '--session', $global:__NexusMemSession)) {{ $psi.ArgumentList.Add($a) }}
+                $psi.Arguments = ($argv | ForEach-Object {{ __NexusMemQuote $_ }}) -join ' '
                 $psi.UseShellExecute = $false
                 $psi.RedirectStandardInput = $true
                 $psi.RedirectStandardOutput = $true
                 $psi.RedirectStandardError = $true
                 $psi.CreateNoWindow = $true
                 $p = [System.Diagnostics.Process]::Start($psi)
-                $p.StandardInput.Write($h.CommandLine)
+                # UTF-8 bytes, not the writer: its encoding is the console's code page.
+                $bytes = [System.Text.Encoding]::UTF8.GetBytes([string]$h.CommandLine)
+                $p.StandardInput.BaseStream.Write($bytes, 0, $bytes.Length)
                 $p.StandardInput.Close()
             }}
         }} catch {{ }}

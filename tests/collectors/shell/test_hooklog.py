@@ -166,3 +166,19 @@ def test_last_record_reads_back_across_chunks_and_over_long_lines(tmp_path: Path
         expected = [r for r in written if r["shell"] == shell]
         assert (got and got["id"]) == (expected[-1]["id"] if expected else None)
     assert hooklog.last_record(tmp_path / "missing.jsonl", bool, b"") is None
+
+
+def test_a_byte_order_mark_before_the_command_is_not_part_of_it(tmp_path: Path):
+    """Windows PowerShell's stdin writer puts a BOM first when the console is set to UTF-8."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "nexusmem_core.collectors.shell.record", "--home", str(tmp_path),
+         "--shell", "pwsh", "--exit", "0", "--cwd", str(tmp_path)],
+        input="\ufeffGet-ChildItem café".encode(),
+        capture_output=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (record,) = read_new(tmp_path / hooklog.LOG_FILE, LogCursor()).records
+    assert record["cmd"] == "Get-ChildItem café"
