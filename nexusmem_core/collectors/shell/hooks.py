@@ -133,13 +133,13 @@ def install(
 ) -> Installed:
     """Write the script and the rc blocks, each only if it is not there as it should be."""
     _check_shell(shell)
-    remove_file(home / "hooks" / f"{shell}.state")  # the next shell finds out again
     rcs = rc_files(shell, environ)
     script = rcs[0] if shell == "fish" else _script_path(home, shell)
     text = render(shell, python, str(home))
     before = read_text(script)
     if before != text:
         replace_file(script, text)
+    remove_file(home / "hooks" / f"{shell}.state")  # the next shell finds out again
     warnings: list[str] = []
     added = [] if shell == "fish" else [rc for rc in rcs if _wire(shell, rc, script, warnings)]
     if shell == "fish":
