@@ -548,11 +548,15 @@ def cmd_hook(args: argparse.Namespace) -> int:
     home = Settings.from_env().home
     shell = args.shell or hooks.default_shell()
     if args.action == "install":
-        _warn(hooks.install(shell, home))
-        print(
-            f"installed the {shell} hook in {hooks.rc_file(shell)}; "
-            "open a new shell to start recording"
-        )
+        result = hooks.install(shell, home)
+        _warn(result.warnings)
+        where = " and ".join(result.rc_files)
+        if result.change == "unchanged":
+            print(f"the {shell} hook is already installed in {where}")
+        else:
+            print(
+                f"{result.change} the {shell} hook in {where}; open a new shell to start recording"
+            )
     elif args.action == "remove":
         found = hooks.remove(shell, home)
         print(f"removed the {shell} hook" if found else f"no {shell} hook was installed")
@@ -561,7 +565,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
         if args.json:
             _print_json(status.__dict__)
             return 0
-        print(f"{shell}: {status.state} ({status.rc_file})")
+        print(f"{shell}: {status.state} ({', '.join(status.rc_files)})")
         print(f"last recorded: {_when(status.last_recorded)}")
         _warn(status.warnings)
     return 0

@@ -114,3 +114,28 @@ def test_scan_shell_previews_without_writing(repo: Repo, home: Path):
     assert [r["kind"] for r in rows] == ["shell_command"]
     assert rows[0]["title"] == "shell: docker build -t app .  (exit 1)"
     assert not (repo.path / ".nexusmem").exists()
+
+
+async def test_a_huge_line_in_the_log_is_passed_over_in_bounded_memory(
+    engine: Engine, repo: Repo, settings: Settings
+):
+    """Both records around a 16 MB line reach memory, and reading never held the line: the
+    peak of what the sync allocated stays far below its size."""
+    import tracemalloc
+
+    await handlers.sync(engine)  # the repository's commits first: this sync reads the log only
+    huge = 64 * hooklog.MAX_LINE
+    log_command(settings.home, "make build", repo.path)
+    with open(settings.home / hooklog.LOG_FILE, "ab") as handle:
+        handle.write(b'{"cmd":"' + b"x" * huge + b'"}\n')
+    log_command(settings.home, "make test", repo.path, exit_code=2)
+    tracemalloc.start()
+    try:
+        report = await handlers.sync(engine)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert report.shell == 2 and report.shell_skipped == 1
+    assert peak < huge / 4, f"the sync held {peak} bytes at once"
+    rows = await engine.db.fetchall("select title from nodes where kind = 'shell_command'")
+    assert sorted(t for (t,) in rows) == ["make build", "make test"]

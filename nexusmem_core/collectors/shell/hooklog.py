@@ -31,6 +31,7 @@ __all__ = [
     "append",
     "cannot_append",
     "command_hash",
+    "last_record",
     "read_new",
     "storable",
 ]
@@ -38,6 +39,7 @@ __all__ = [
 LOG_FILE = "shell-history.jsonl"
 KEY_FILE = "hook.key"
 MAX_LINE = 256 * 1024  # a longer line is dropped: no shell command worth keeping is that long
+_CHUNK = 64 * 1024
 
 
 def _read(path: str) -> bytes:
@@ -137,11 +139,19 @@ def _head(handle: Any) -> str:
     return hashlib.sha256(handle.readline(MAX_LINE)).hexdigest()[:16]
 
 
-def _lines(handle: Any, end: int) -> Iterator[bytes]:
+def _lines(handle: Any, end: int) -> Iterator[bytes | None]:
+    """The lines from here to ``end``, each read with a bound. One longer than MAX_LINE comes
+    out as None, passed over up to its newline a chunk at a time: a 100 MB line written by
+    anything at all must not be held whole."""
     while handle.tell() < end:
         line = handle.readline(MAX_LINE + 1)
         if not line:
             return
+        if len(line) > MAX_LINE and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = handle.readline(_CHUNK)
+            yield None
+            continue
         yield line
 
 
@@ -168,14 +178,11 @@ def read_new(
         malformed = 0
         offset = start
         for line in _lines(handle, size):
+            if line is None:  # an oversize line, skipped to its end
+                malformed += 1
+                offset = handle.tell()
+                continue
             if not line.endswith(b"\n"):
-                if len(line) > MAX_LINE:  # an oversize line: skip to its end
-                    malformed += 1
-                    rest = handle.readline()
-                    while rest and not rest.endswith(b"\n"):
-                        rest = handle.readline()
-                    offset = handle.tell()
-                    continue
                 break  # a partial last line
             offset += len(line)
             if not line.strip():
@@ -189,6 +196,43 @@ def read_new(
             elif keep is None or keep(record):
                 records.append(record)
         return ReadResult(records, LogCursor(offset, head), malformed, restarted)
+
+
+def last_record(path: Path, keep: Callable[[dict[str, Any]], bool], mark: bytes) -> dict | None:
+    """The log's last complete record that ``keep`` accepts, or None. Read from the end back,
+    a chunk at a time, so it costs the tail of the log, not all of it; only lines holding
+    ``mark`` (bytes every wanted line has) are parsed."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below, across the generator
+    except FileNotFoundError:
+        return None
+    with handle:
+        segments = _segments_backward(handle, os.fstat(handle.fileno()).st_size)
+        next(segments)  # after the last newline: nothing, or a line still being written
+        for line in segments:
+            if line is not None and mark in line:
+                record = _parse(line)
+                if record is not None and keep(record):
+                    return record
+    return None
+
+
+def _segments_backward(handle: Any, end: int) -> Iterator[bytes | None]:
+    """The newline-separated pieces of the file's first ``end`` bytes, last first; None for
+    one longer than MAX_LINE, which is passed over without ever being held whole."""
+    pos, carry, oversize = end, b"", False
+    while pos > 0:
+        step = min(_CHUNK, pos)
+        pos -= step
+        handle.seek(pos)
+        parts = (handle.read(step) + carry).split(b"\n")
+        for part in reversed(parts[1:]):
+            yield None if oversize or len(part) > MAX_LINE else part
+            oversize = False
+        carry = parts[0]  # the end of a piece that starts in an earlier chunk
+        if oversize or len(carry) > MAX_LINE:
+            carry, oversize = b"", True
+    yield None if oversize else carry
 
 
 _REQUIRED = {"id": str, "cmd": str, "shell": str}

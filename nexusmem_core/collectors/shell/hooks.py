@@ -4,23 +4,29 @@ The script itself lives in ``$NEXUSMEM_HOME/hooks/``; the user's rc file only ge
 block that sources it if it exists, so a removed NexusMem costs nothing and prints nothing.
 The block records how it was added (a newline put before it, a file created for it), so
 ``remove`` gives the file back byte for byte. fish reads ``conf.d/`` by itself: there the hook
-is a file of its own and the user's config is never touched.
+is a file of its own and the user's config is never touched. PowerShell 7 and Windows
+PowerShell 5.1 each read a profile of their own: the block goes into both, at the path each
+reports as ``$PROFILE`` (a Documents folder OneDrive moved included).
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ConfigError, UsageError
-from ...files import obstacle, read_text, remove_file, replace_file
-from .hooklog import LOG_FILE
+from ...files import file_error, obstacle, read_text, remove_file, replace_file
+from .hooklog import LOG_FILE, last_record
 from .scripts import SCRIPTS, VERSION, render
 
-__all__ = ["SHELLS", "HookStatus", "default_shell", "install", "remove", "status"]
+__all__ = ["SHELLS", "HookStatus", "Installed", "default_shell", "install", "remove", "status"]
 
 SHELLS = tuple(SCRIPTS)
 BEGIN = "# >>> nexusmem hook >>>"
@@ -40,21 +46,50 @@ def default_shell(environ: dict[str, str] | os._Environ[str] | None = None) -> s
     return {"pwsh": "pwsh", "powershell": "pwsh"}.get(name, name if name in SHELLS else "bash")
 
 
-def rc_file(shell: str, environ: dict[str, str] | os._Environ[str] | None = None) -> Path:
-    """The start-up file the hook goes into."""
+def rc_files(
+    shell: str,
+    environ: dict[str, str] | os._Environ[str] | None = None,
+    platform: str = sys.platform,
+) -> list[Path]:
+    """The start-up files the hook goes into: one, or for PowerShell each edition's profile."""
     env = os.environ if environ is None else environ
     home = Path(env.get("HOME") or Path.home())
-    if shell == "bash":
-        return home / ".bashrc"
-    if shell == "zsh":
-        return Path(env.get("ZDOTDIR") or home) / ".zshrc"
-    if shell == "fish":
-        config = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
-        return config / "fish" / "conf.d" / "nexusmem.fish"
-    if sys.platform == "win32":
-        return home / "Documents" / "PowerShell" / "Microsoft.PowerShell_profile.ps1"
     config = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
-    return config / "powershell" / "Microsoft.PowerShell_profile.ps1"
+    if shell == "bash":
+        return [home / ".bashrc"]
+    if shell == "zsh":
+        return [Path(env.get("ZDOTDIR") or home) / ".zshrc"]
+    if shell == "fish":
+        return [config / "fish" / "conf.d" / "nexusmem.fish"]
+    if platform != "win32":  # only PowerShell 7 runs here
+        return [_asked_profile("pwsh", env) or config / "powershell" / _PROFILE]
+    asked = {exe: _asked_profile(exe, env) for exe in _EDITIONS}
+    known = next((path for path in asked.values() if path), None)
+    # Both editions keep their profiles in Documents, wherever OneDrive may have moved it.
+    documents = known.parent.parent if known else home / "Documents"
+    return [asked[exe] or documents / folder / _PROFILE for exe, folder in _EDITIONS.items()]
+
+
+_PROFILE = "Microsoft.PowerShell_profile.ps1"
+_EDITIONS = {"pwsh": "PowerShell", "powershell": "WindowsPowerShell"}  # 7, and 5.1 on Windows
+# Base64 of UTF-8: no console code page can garble a user name on the way.
+_ASK_PROFILE = "[Convert]::ToBase64String([Text.Encoding]::UTF8.GetBytes($PROFILE))"
+
+
+def _asked_profile(exe: str, env: dict[str, str] | os._Environ[str]) -> Path | None:
+    """``$PROFILE`` as the PowerShell ``exe`` on PATH reports it, or None without one."""
+    found = shutil.which(exe, path=env["PATH"]) if env.get("PATH") else None
+    if found is None:
+        return None
+    argv = [found, "-NoLogo", "-NoProfile", "-NonInteractive", "-Command", _ASK_PROFILE]
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, stdin=subprocess.DEVNULL, env=dict(env), timeout=60
+        )
+        path = base64.b64decode(done.stdout.strip(), validate=True).decode()
+    except (OSError, subprocess.SubprocessError, ValueError):  # ValueError: not base64 of UTF-8
+        return None
+    return Path(path) if done.returncode == 0 and os.path.isabs(path) else None
 
 
 def _script_path(home: Path, shell: str) -> Path:
@@ -63,7 +98,8 @@ def _script_path(home: Path, shell: str) -> Path:
 
 def _block(shell: str, script: Path, flags: str) -> str:
     if shell == "pwsh":
-        line = f"if (Test-Path -LiteralPath '{script}') {{ . '{script}' }}"
+        quoted = str(script).replace("'", "''")
+        line = f"if (Test-Path -LiteralPath '{quoted}') {{ . '{quoted}' }}"
     else:
         quoted = str(script).replace("'", "'\\''")
         line = f"[ -f '{quoted}' ] && . '{quoted}'"
@@ -79,29 +115,47 @@ def _check_shell(shell: str) -> None:
 class HookStatus:
     shell: str
     state: str  # installed, not installed, outdated
-    rc_file: str
+    rc_files: list[str]
     script: str
-    last_recorded: float | None
+    last_recorded: float | None  # when the last command this shell recorded ended
+    warnings: list[str]
+
+
+@dataclass
+class Installed:
+    change: str  # installed, updated (the script was rewritten), unchanged
+    rc_files: list[str]
     warnings: list[str]
 
 
 def install(
     shell: str, home: Path, python: str = sys.executable, environ: dict[str, str] | None = None
-) -> list[str]:
-    """Write the script and the rc block (idempotent); return warnings worth showing."""
+) -> Installed:
+    """Write the script and the rc blocks, each only if it is not there as it should be."""
     _check_shell(shell)
-    script = _script_path(home, shell)
-    replace_file(script, render(shell, python, str(home)))
-    remove_file(home / "hooks" / f"{shell}.state")
-    rc = rc_file(shell, environ)
+    rcs = rc_files(shell, environ)
+    script = rcs[0] if shell == "fish" else _script_path(home, shell)
+    text = render(shell, python, str(home))
+    before = read_text(script)
+    if before != text:
+        replace_file(script, text)
+    remove_file(home / "hooks" / f"{shell}.state")  # the next shell finds out again
     warnings: list[str] = []
+    added = [] if shell == "fish" else [rc for rc in rcs if _wire(shell, rc, script, warnings)]
     if shell == "fish":
-        replace_file(rc, render(shell, python, str(home)))
-        remove_file(script)
-        return warnings
+        remove_file(_script_path(home, shell))  # fish reads its own conf.d file
+    if added or before is None:
+        change = "installed"
+    else:
+        change = "updated" if before != text else "unchanged"
+    return Installed(change, [str(rc) for rc in rcs], warnings)
+
+
+def _wire(shell: str, rc: Path, script: Path, warnings: list[str]) -> bool:
+    """Add the block that sources ``script`` to ``rc``; False if it is there already."""
     text = read_text(rc)
     if text is not None and BEGIN in text:
-        return warnings  # already there; the script it sources was refreshed above
+        return False
     if shell == "bash" and text and re.search(r"trap\s.*DEBUG|bash-preexec", text):
         warnings.append(
             f"{rc} sets a DEBUG trap or loads bash-preexec: NexusMem joins "
@@ -114,65 +168,80 @@ def install(
     else:  # remove takes the newline out again too
         new = text + "\n" + _block(shell, script, " newline")
     replace_file(rc, new)
-    return warnings
+    return True
 
 
 def remove(shell: str, home: Path, environ: dict[str, str] | None = None) -> bool:
-    """Take the hook out, restoring the rc file exactly; return whether anything was there."""
+    """Take the hook out, restoring the rc files exactly; return whether anything was there."""
     _check_shell(shell)
-    rc = rc_file(shell, environ)
     found = False
-    if shell == "fish":
-        found = rc.exists()
-        remove_file(rc)
-    else:
-        text = read_text(rc)
-        if text is not None and BEGIN in text:
-            match = _BLOCK.search(text)
-            if match is None:
-                raise ConfigError(
-                    f"{rc}: the NexusMem block has lost its end marker; "
-                    f"remove the lines from {BEGIN!r} by hand"
-                )
-            found = True
-            flags = match.group("flags")
-            # The newline before the block is the user's unless the block says we added it.
-            keep = "" if "newline" in flags else match.group("nl") or ""
-            rest = text[: match.start()] + keep + text[match.end() :]
-            if "created" in flags and not rest:
-                remove_file(rc)
-            else:
-                replace_file(rc, rest)
+    for rc in rc_files(shell, environ):
+        if shell == "fish":
+            found = found or rc.exists()
+            remove_file(rc)
+        else:
+            found = _unwire(rc) or found
     script = _script_path(home, shell)
     found = found or script.exists()
     remove_file(script)
     return found
 
 
-def _last_recorded(home: Path) -> float | None:
+def _unwire(rc: Path) -> bool:
+    """Take the block out of ``rc``, giving the file back as it was; False if it had none."""
+    text = read_text(rc)
+    if text is None or BEGIN not in text:
+        return False
+    match = _BLOCK.search(text)
+    if match is None:
+        raise ConfigError(
+            f"{rc}: the NexusMem block has lost its end marker; "
+            f"remove the lines from {BEGIN!r} by hand"
+        )
+    flags = match.group("flags")
+    # The newline before the block is the user's unless the block says we added it; even then
+    # it stays when the user has since written lines after the block, or their last line
+    # before it and their first after it would become one.
+    ours = "newline" in flags and match.end() == len(text)
+    keep = "" if ours else match.group("nl") or ""
+    rest = text[: match.start()] + keep + text[match.end() :]
+    if "created" in flags and not rest:
+        remove_file(rc)
+    else:
+        replace_file(rc, rest)
+    return True
+
+
+def _last_recorded(home: Path, shell: str) -> float | None:
+    """When ``shell``'s last record ended: the log is shared by every shell, so its own time
+    says nothing about this one."""
+    log = home / LOG_FILE
     try:
-        return (home / LOG_FILE).stat().st_mtime
-    except FileNotFoundError:
+        record = last_record(log, lambda r: r["shell"] == shell, json.dumps(shell).encode())
+    except OSError as err:
+        raise file_error("read", log, err) from err
+    if record is None or record.get("start") is None:
         return None
+    return float(record["start"]) + float(record.get("duration") or 0)
 
 
 def status(
     shell: str, home: Path, python: str = sys.executable, environ: dict[str, str] | None = None
 ) -> HookStatus:
-    """installed / not installed / outdated, and when the log last grew."""
+    """installed / not installed / outdated, and when this shell last recorded a command."""
     _check_shell(shell)
-    rc = rc_file(shell, environ)
-    script = rc if shell == "fish" else _script_path(home, shell)
+    rcs = rc_files(shell, environ)
+    script = rcs[0] if shell == "fish" else _script_path(home, shell)
     current = read_text(script)
-    text = read_text(rc)
-    wired = shell == "fish" or (text is not None and BEGIN in text)
+    unwired = [rc for rc in rcs if shell != "fish" and BEGIN not in (read_text(rc) or "")]
     warnings = []
-    if current is None or not wired:
+    if current is None or len(unwired) == len(rcs):
         state = "not installed"
-    elif current != render(shell, python, str(home)):
+    elif unwired or current != render(shell, python, str(home)):
         state = "outdated"
+        missing = f" ({', '.join(map(str, unwired))} does not load it)" if unwired else ""
         warnings.append(
-            f"run `nexusmem hook install --shell {shell}` to update it "
+            f"run `nexusmem hook install --shell {shell}` to update it{missing} "
             f"(this NexusMem writes version {VERSION})"
         )
     else:
@@ -185,4 +254,5 @@ def status(
     blocked = obstacle(home)  # the recorder fails silently at the prompt: say it here
     if blocked is not None and state != "not installed":
         warnings.append(f"commands cannot be recorded now: {blocked.text}")
-    return HookStatus(shell, state, str(rc), str(script), _last_recorded(home), warnings)
+    last = _last_recorded(home, shell)
+    return HookStatus(shell, state, [str(rc) for rc in rcs], str(script), last, warnings)

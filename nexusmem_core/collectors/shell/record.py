@@ -53,7 +53,7 @@ def build_record(raw: str, options: dict[str, str], home: os.PathLike[str] | str
     duration = _number(options.get("duration"), float)
     if duration is None and start is not None and end is not None:
         duration = end - start
-    if start is None:  # fish gives only the duration; a bash subshell-only command, neither
+    if start is None:  # fish with a BSD date: a duration only; a bash subshell-only one: neither
         start = (end if end is not None else time.time()) - (duration or 0.0)
     return {
         "v": 1,
@@ -74,7 +74,8 @@ def main(argv: list[str]) -> int:
     options = _options(argv)
     home = options.get("home") or home_dir()
     try:
-        raw = sys.stdin.buffer.read(MAX_COMMAND * 4).decode("utf-8", "replace")
+        # utf-8-sig: Windows PowerShell's stdin writer may put a BOM first (console set to UTF-8).
+        raw = sys.stdin.buffer.read(MAX_COMMAND * 4).decode("utf-8-sig", "replace")
         record = build_record(raw, options, home)
         if record is not None:
             append(home, record)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 __all__ = ["SCRIPTS", "VERSION", "render"]
 
-VERSION = 1
+VERSION = 2  # 2: fish reads the clock when a command starts; PowerShell 5.1 runs it too
 RECORDER = "nexusmem_core.collectors.shell.record"
 
 BASH = r"""# NexusMem shell hook for bash, version {version}. Written by `nexusmem hook install`;
@@ -134,15 +134,26 @@ precmd_functions=(__nexusmem_precmd ${{precmd_functions:#__nexusmem_precmd}})
 
 FISH = r"""# NexusMem shell hook for fish, version {version}. Written by `nexusmem hook install`;
 # `nexusmem hook remove` deletes this file. Records each command's text (redacted), working
-# directory, exit status and duration into $NEXUSMEM_HOME/shell-history.jsonl, in the background.
+# directory, exit status, start and duration into $NEXUSMEM_HOME/shell-history.jsonl, in the
+# background.
 status is-interactive; or exit 0
 set -q __nexusmem_loaded; and exit 0
 set -g __nexusmem_loaded 1
 set -g __nexusmem_py '{python}'
 set -g __nexusmem_session $fish_pid-(random)(random)
+set -g __nexusmem_start
+
+# fish has no clock of its own and gives only a duration afterwards: without a start read
+# here, the recorder (its start-up later) would put every command 0.3 s late, or after the
+# next one. A BSD date prints no %N: the recorder then falls back to its own clock.
+function __nexusmem_preexec --on-event fish_preexec
+    set -g __nexusmem_start (command date +%s.%N 2>/dev/null)
+end
 
 function __nexusmem_postexec --on-event fish_postexec
     set -l code $status  # first, before anything can change it
+    set -l start "$__nexusmem_start"
+    set -g __nexusmem_start
     test -x $__nexusmem_py; or return 0
     string length -q -- $argv[1]; or return 0
     # sh starts the recorder in the background and exits at once: no fish job, no job notice.
@@ -151,21 +162,27 @@ function __nexusmem_postexec --on-event fish_postexec
     # recorder's start-up must not compete with fish redrawing the prompt (measured: +8 ms
     # at p50 on a busy 2-core machine without it, +3 ms with it).
     printf '%s' $argv[1] | /bin/sh -c 'exec 3<&0; nice -n 10 "$0" -m {recorder} "$@" >/dev/null 2>&1 <&3 3<&- &' \
-        $__nexusmem_py --home '{home}' --shell fish --exit $code --duration (math "$CMD_DURATION / 1000") \
-        --cwd $PWD --session $__nexusmem_session 2>/dev/null
+        $__nexusmem_py --home '{home}' --shell fish --exit $code --start "$start" \
+        --duration (math "$CMD_DURATION / 1000") --cwd $PWD --session $__nexusmem_session 2>/dev/null
 end
 """
 
-PWSH = r"""# NexusMem shell hook for PowerShell, version {version}. Written by `nexusmem hook install`;
-# `nexusmem hook remove` takes it out again. Wraps the existing prompt function and records each
-# command's text (redacted), directory, exit code and duration into
-# $env:NEXUSMEM_HOME/shell-history.jsonl, in the background.
+PWSH = r"""# NexusMem shell hook for PowerShell 7 and Windows PowerShell 5.1, version {version}.
+# Written by `nexusmem hook install`; `nexusmem hook remove` takes it out again. Wraps the
+# existing prompt function and records each command's text (redacted), directory, exit code
+# and duration into $env:NEXUSMEM_HOME/shell-history.jsonl, in the background. Only what .NET
+# Framework has too: no ProcessStartInfo.ArgumentList, no StandardInputEncoding.
 if (-not $global:__NexusMemLoaded) {{
     $global:__NexusMemLoaded = $true
     $global:__NexusMemPy = '{python}'
     $global:__NexusMemSession = "$PID-$(Get-Random)"
     $global:__NexusMemLastId = -1
     $global:__NexusMemPrompt = $function:prompt
+    # One argument as the C runtime splits a command line (and .NET does on Linux and macOS):
+    # in quotes, backslashes doubled where a quote follows them, the quote itself escaped.
+    function global:__NexusMemQuote([string]$s) {{
+        '"' + (($s -replace '(\\*)"', '$1$1\"') -replace '(\\+)$', '$1$1') + '"'
+    }}
     function global:prompt {{
         $ok = $?  # first, before anything can change it
         $code = $global:LASTEXITCODE
@@ -177,17 +194,20 @@ if (-not $global:__NexusMemLoaded) {{
                 $exit = if ($ok) {{ 0 }} elseif ($code) {{ $code }} else {{ 1 }}
                 $start = ([DateTimeOffset]$h.StartExecutionTime).ToUnixTimeMilliseconds() / 1000
                 $end = ([DateTimeOffset]$h.EndExecutionTime).ToUnixTimeMilliseconds() / 1000
+                $argv = @('-m', '{recorder}', '--home', '{home}', '--shell', 'pwsh', '--exit', "$exit",
+                    '--start', "$start", '--end', "$end", '--cwd', "$PWD",
+                    '--session', $global:__NexusMemSession)
                 $psi = [System.Diagnostics.ProcessStartInfo]::new($global:__NexusMemPy)
-                foreach ($a in @('-m', '{recorder}', '--home', '{home}', '--shell', 'pwsh', '--exit', "$exit",
-                        '--start', "$start", '--end', "$end", '--cwd', "$PWD",
-                        '--session', $global:__NexusMemSession)) {{ $psi.ArgumentList.Add($a) }}
+                $psi.Arguments = ($argv | ForEach-Object {{ __NexusMemQuote $_ }}) -join ' '
                 $psi.UseShellExecute = $false
                 $psi.RedirectStandardInput = $true
                 $psi.RedirectStandardOutput = $true
                 $psi.RedirectStandardError = $true
                 $psi.CreateNoWindow = $true
                 $p = [System.Diagnostics.Process]::Start($psi)
-                $p.StandardInput.Write($h.CommandLine)
+                # UTF-8 bytes, not the writer: its encoding is the console's code page.
+                $bytes = [System.Text.Encoding]::UTF8.GetBytes([string]$h.CommandLine)
+                $p.StandardInput.BaseStream.Write($bytes, 0, $bytes.Length)
                 $p.StandardInput.Close()
             }}
         }} catch {{ }}

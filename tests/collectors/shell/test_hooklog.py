@@ -141,3 +141,44 @@ def test_a_token_across_the_recorders_size_limit_is_redacted_before_the_cut(tmp_
     assert secret[:14] not in log and secret[-6:] not in log
     (record,) = [json.loads(line) for line in log.splitlines()]
     assert len(record["cmd"]) <= MAX_COMMAND and record["redactions"] == 1
+
+
+def test_last_record_reads_back_across_chunks_and_over_long_lines(tmp_path: Path):
+    """The last record of each shell, found from the end of a log far larger than one read,
+    with an over-long line and a half-written one in the way."""
+    import random
+
+    rng = random.Random(7)
+    shells = ["bash", "zsh", "fish"]
+    written = []
+    for i in range(3000):
+        record = {**rec(i, "x" * rng.randrange(1, 400)), "shell": rng.choice(shells[:2])}
+        written.append(record)
+        hooklog.append(tmp_path, record)
+        if i == 2990:
+            with open(tmp_path / hooklog.LOG_FILE, "a") as handle:
+                handle.write('{"shell":"zsh"' + "y" * (hooklog.MAX_LINE * 3) + "\n")
+    path = tmp_path / hooklog.LOG_FILE
+    with open(path, "a") as handle:
+        handle.write(json.dumps({**rec(9999), "shell": "zsh"})[:30])  # still being written
+    for shell in shells:
+        got = hooklog.last_record(path, lambda r, s=shell: r["shell"] == s, shell.encode())
+        expected = [r for r in written if r["shell"] == shell]
+        assert (got and got["id"]) == (expected[-1]["id"] if expected else None)
+    assert hooklog.last_record(tmp_path / "missing.jsonl", bool, b"") is None
+
+
+def test_a_byte_order_mark_before_the_command_is_not_part_of_it(tmp_path: Path):
+    """Windows PowerShell's stdin writer puts a BOM first when the console is set to UTF-8."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "nexusmem_core.collectors.shell.record", "--home", str(tmp_path),
+         "--shell", "pwsh", "--exit", "0", "--cwd", str(tmp_path)],
+        input="\ufeffGet-ChildItem café".encode(),
+        capture_output=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (record,) = read_new(tmp_path / hooklog.LOG_FILE, LogCursor()).records
+    assert record["cmd"] == "Get-ChildItem café"

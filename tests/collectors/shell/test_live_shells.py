@@ -110,5 +110,84 @@ def test_powershell_script_wraps_the_prompt_and_captures_status_first():
     assert body.strip().startswith("$ok = $?")  # first, before anything can change it
     assert "$global:__NexusMemPrompt = $function:prompt" in text  # the old prompt is kept
     assert "& $global:__NexusMemPrompt" in body and "$global:LASTEXITCODE = $code" in body
-    assert "StandardInput.Write($h.CommandLine)" in body  # text on stdin, not in argv
+    assert "UTF8.GetBytes([string]$h.CommandLine)" in body  # text on stdin, not in argv
+    assert "StandardInput.BaseStream.Write($bytes" in body
     assert "'C:\\Python\\python.exe'" in text
+
+
+def test_powershell_script_uses_only_what_windows_powershell_5_1_has():
+    """.NET Framework has no ProcessStartInfo.ArgumentList: calling .Add on it threw inside the
+    hook's catch, and Windows PowerShell recorded nothing, silently."""
+    from nexusmem_core.collectors.shell.scripts import render
+
+    text = render("pwsh", "C:\\Python\\python.exe", "C:\\Users\\me\\.nexusmem")
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    assert "ArgumentList" not in code and "StandardInputEncoding" not in code
+    assert "$psi.Arguments = ($argv | ForEach-Object { __NexusMemQuote $_ }) -join ' '" in text
+
+
+def _split_windows(line: str) -> list[str]:
+    """A command line split as the C runtime (and .NET on Unix) splits it into argv."""
+    args: list[str] = []
+    arg, quoted, started, i = "", False, False, 0
+    while i < len(line):
+        c = line[i]
+        if c == "\\":
+            n = len(line[i:]) - len(line[i:].lstrip("\\"))
+            before_quote = line[i + n : i + n + 1] == '"'
+            arg += "\\" * (n // 2 if before_quote else n) + ('"' if before_quote and n % 2 else "")
+            i += n + (1 if before_quote and n % 2 else 0)
+        elif c == '"':
+            quoted, i = not quoted, i + 1
+        elif c in " \t" and not quoted:
+            if started:
+                args.append(arg)
+            arg, started, i = "", False, i + 1
+            continue
+        else:
+            arg, i = arg + c, i + 1
+        started = True
+    return [*args, arg] if started else args
+
+
+def test_powershell_quoting_gives_the_recorder_each_argument_as_it_was():
+    """The two replacements the script makes, applied as .NET applies them ($1 is the group,
+    all else literal), then the command line split back: every argument comes out whole."""
+    import re
+
+    from nexusmem_core.collectors.shell.scripts import render
+
+    text = render("pwsh", "C:\\Python\\python.exe", "C:\\Users\\me\\.nexusmem")
+    pairs = re.findall(r"-replace '([^']*)', '([^']*)'", text.split("__NexusMemQuote(", 1)[1])
+    assert len(pairs) == 2
+
+    def quote(value: str) -> str:
+        for pattern, replacement in pairs:
+            value = re.sub(pattern, lambda m, r=replacement: r.replace("$1", m.group(1)), value)
+        return '"' + value + '"'
+
+    argv = ["C:\\Program Files\\", 'say "hi"', 'a\\"b', "\\\\server\\share\\", "", "it's", "x\ty"]
+    assert _split_windows(" ".join(quote(a) for a in argv)) == argv
+
+
+def test_fish_records_when_the_command_started(tmp_path: Path):
+    """fish gives only a duration after the fact: the hook reads the clock when the command
+    starts, so the start is not the recorder's own (later, by its start-up) time less it."""
+    if shutil.which("fish") is None:
+        pytest.skip("fish is not installed (apt-get install fish)")
+    home, nm, work = tmp_path / "home", tmp_path / "nm", tmp_path / "work"
+    work.mkdir(parents=True)
+    env = shell_env(home, nm, "fish")
+    rc_name, rc_text = USER_RC["fish"]
+    (home / rc_name).parent.mkdir(parents=True)
+    (home / rc_name).write_text(rc_text)
+    hooks.install("fish", nm, sys.executable, env)
+    session = PtyShell(ARGV["fish"](home), env, work)
+    try:
+        session.run("date +%s.%N >clock; sleep 0.2")  # the clock, read inside the command
+        (record,) = records(nm / "shell-history.jsonl", 1)
+    finally:
+        session.close()
+    inside = float((work / "clock").read_text())
+    # It lies within what was recorded (the start is kept to the millisecond).
+    assert record["start"] - 0.0005 <= inside <= record["start"] + record["duration"]
