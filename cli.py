@@ -700,7 +700,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--rebuild",
         action="store_true",
-        help="drop this project's nodes and ingest from scratch (atomically)",
+        help="drop this project's nodes and ingest from scratch (atomically); conversation "
+        "turns and GitHub threads are kept, and read again with --conversation / --github",
     )
     p.add_argument(
         "--auto",
