@@ -15,6 +15,7 @@ from . import chains, ingest
 from .collectors.agent.nodes import agent_node
 from .collectors.git import is_ancestor, read_repo
 from .collectors.shell import hooklog
+from .collectors.shell.history import PARSERS, LastRead
 from .config import ProjectConfig
 from .embed import EmbedTimeoutError, EmbedUnavailableError
 from .embed.ollama import OllamaEmbedder
@@ -438,10 +439,15 @@ async def _sync_docs(
 async def _sync_shell(
     engine: Engine, report: SyncReport, progress: Progress, deny: DenyFilter
 ) -> None:
-    """Commands from the hook log when there is one, else scraped from history files."""
+    """Commands from the hook log when there is one, else scraped from history files (each
+    compared with what the last sync read of it: see collectors/shell/history.py)."""
     db, pid = engine.db, engine.project_id
     cursor = hooklog.LogCursor.decode(await get_cursor(db, pid, "shell:hook"))
-    found = await ingest.shell_nodes(engine.repo, engine.config, engine.settings.home, cursor)
+    last = {
+        shell: LastRead.decode(await get_cursor(db, pid, f"shell:{shell}:read"))
+        for shell in PARSERS
+    }
+    found = await ingest.shell_nodes(engine.repo, engine.config, engine.settings.home, cursor, last)
 
     async def nodes() -> AsyncIterator[Node]:
         for node in found.nodes:
@@ -451,6 +457,8 @@ async def _sync_shell(
     report.shell = await _write_all(db, nodes(), "shell", progress, deny)
     if found.cursor is not None:
         await set_cursor(db, pid, "shell:hook", found.cursor.encode())
+    for shell, read in found.read.items():
+        await set_cursor(db, pid, f"shell:{shell}:read", read.encode())
 
 
 async def _sync_agent(
