@@ -589,8 +589,9 @@ def cmd_agent(args: argparse.Namespace) -> int:
         _print_agent_status(claude.status(Settings.from_env().home, Path(args.C)), args.json)
         return 0
     path = claude.project_file(Path(args.C)) if args.project else claude.user_file()
+    home = Settings.from_env().home
     if args.action == "install":
-        result = claude.install(path, project=args.project)
+        result = claude.install(path, project=args.project, home=home)
         if args.json:
             _print_json(result.__dict__)
             return 0
@@ -608,11 +609,15 @@ def cmd_agent(args: argparse.Namespace) -> int:
                 "as it holds this machine's paths"
             )
     else:
-        found = claude.remove(path)
+        found = claude.remove(path, home=home)
+        deleted = found and not path.exists()  # install had created it, and it held no more
         if args.json:
-            _print_json({"path": str(path), "removed": found})
+            _print_json({"path": str(path), "removed": found, "deleted": deleted})
         elif found:
-            print(f"removed the NexusMem hooks from {path}; restart Claude Code to unload them")
+            gone = " and deleted it, as install had created it" if deleted else ""
+            print(
+                f"removed the NexusMem hooks from {path}{gone}; restart Claude Code to unload them"
+            )
         else:
             print(f"no NexusMem hooks were installed in {path}")
     return 0
@@ -699,7 +704,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--rebuild",
         action="store_true",
-        help="drop this project's nodes and ingest from scratch (atomically)",
+        help="drop this project's nodes and ingest from scratch (atomically); conversation "
+        "turns and GitHub threads are kept, and read again with --conversation / --github",
     )
     p.add_argument(
         "--auto",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -275,13 +275,19 @@ class ShellNodes:
     cursor: hooklog.LogCursor | None = None  # where the hook log was read up to
     malformed: int = 0
     records: list[dict[str, Any]] = field(default_factory=list)
+    read: dict[str, history.LastRead] = field(default_factory=dict)  # by shell, when scraped
 
 
 async def shell_nodes(
-    repo: RepoInfo, config: ProjectConfig, home: Path, cursor: hooklog.LogCursor
+    repo: RepoInfo,
+    config: ProjectConfig,
+    home: Path,
+    cursor: hooklog.LogCursor,
+    last: Mapping[str, history.LastRead | None] | None = None,
 ) -> ShellNodes:
     """The hook log's new commands run inside this repository; without a hook log, the tail of
-    the shell history files (attributed to this repository, with no cwd or exit code)."""
+    the shell history files (attributed to this repository, with no cwd or exit code).
+    ``last``: what the previous sync read of each shell's file (``read`` of its result)."""
     limit = config.limits.max_body_chars
     log = home / hooklog.LOG_FILE
     if log.exists():
@@ -299,10 +305,17 @@ async def shell_nodes(
     if not config.sources.shell.scrape:
         return ShellNodes([], "off")
     nodes: list[Node] = []
+    read: dict[str, history.LastRead] = {}
     tail = config.sources.shell.scrape_tail_lines
     for shell, path in history.default_history_files(Path.home(), os.environ).items():
         data, whole = await anyio.to_thread.run_sync(history.read_tail, path, tail)
-        for entry in history.settled(history.PARSERS[shell](data), whole):
+        entries = history.PARSERS[shell](data)
+        now = history.LastRead.of(path, entries)
+        before = (last or {}).get(shell)
+        seen = before.overlap(now) if whole and before else range(0)
+        if data or whole:  # nothing of a file cut while it was read: it says nothing
+            read[shell] = now
+        for entry in history.settled(entries, whole, seen):
             nodes.append(
                 scraped_node(
                     repo.project_id,
@@ -314,7 +327,7 @@ async def shell_nodes(
                     limit,
                 )
             )
-    return ShellNodes(nodes, "scraped")
+    return ShellNodes(nodes, "scraped", read=read)
 
 
 async def agent_records(repo: RepoInfo, home: Path, cursor: hooklog.LogCursor) -> ShellNodes:

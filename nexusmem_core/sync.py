@@ -14,6 +14,7 @@ from . import chains, ingest
 from .collectors.agent.nodes import agent_node
 from .collectors.git import is_ancestor, read_repo
 from .collectors.shell import hooklog
+from .collectors.shell.history import PARSERS, LastRead
 from .config import ProjectConfig
 from .embed import EmbedTimeoutError, EmbedUnavailableError
 from .embed.ollama import OllamaEmbedder
@@ -83,7 +84,8 @@ async def sync(
         await upsert_project(db, pid, repo.name, str(repo.root), repo.origin)
         # People's judgements (review, mark-stale) outlive a rebuild: node ids are derived
         # from what a node is, so the re-ingested node gets its judgement back.
-        kept = await keep_judgements(db, pid) if rebuild else None
+        judged = await keep_judgements(db, pid) if rebuild else None
+        kept: dict[str, int] = {}
         if rebuild:
             # So do the record times: `query --as-of` must still see what was recorded when.
             await db.execute("drop table if exists temp.recorded")
@@ -92,7 +94,8 @@ async def sync(
                 "where project_id = ?",
                 (pid,),
             )
-            await _drop_project(db, pid)
+            kept = await _drop_project(db, pid, engine.config)
+            report.notes += _kept_notes(kept, engine.config)
         empty = not await db.fetchone("select 1 from nodes where project_id = ? limit 1", (pid,))
         async with deferred_index(db) if empty else contextlib.nullcontext():
             await _ingest(engine, report, since, progress)
@@ -100,15 +103,18 @@ async def sync(
             from .reverts import link_reverts
 
             report.reverts = await link_reverts(db, engine.project_id)
+        if kept.get("github") and not engine.config.sources.github.enabled:
+            await _relink_threads(engine)  # sync_github does it when it runs
         # After the index is built (a first sync or a rebuild defers it): the discussion
-        # linker searches it for the conversations that discussed a failure.
-        auto = engine.config.sources.agent.link_failures and (report.agent or report.conversation)
+        # linker searches it for the conversations that discussed a failure (kept ones too).
+        turns = report.conversation or kept.get("conversation")
+        auto = engine.config.sources.agent.link_failures and (report.agent or turns)
         if link_failures or auto:
             links = await chains.link_failures(db, pid)
             report.failures_examined = links.examined
             report.linked_retry, report.linked_discussion = links.retry, links.discussion
-        if kept is not None:
-            await restore_judgements(db, kept)
+        if judged is not None:
+            await restore_judgements(db, judged)
             await db.execute(
                 "update nodes set created_at = (select r.created_at from temp.recorded r "
                 "where r.id = nodes.id) where project_id = ? "
@@ -228,16 +234,78 @@ def _opted_in(config: ProjectConfig, *, conversation: bool, github: bool) -> Pro
     return config.model_copy(update={"sources": sources})
 
 
-async def _drop_project(db: Database, pid: str) -> None:
-    """Everything a rebuild re-ingests. Session summaries stay: each is a model call, made
-    again only when its session's prompt changes (``sync --prune-source session`` drops them)."""
-    kept = "project_id = ? and kind != 'session_summary'"
+# A rebuild keeps the session summaries (each is a model call, made again only when its
+# session's prompt changes; ``sync --prune-source session`` drops them) and the opt-in sources'
+# nodes, whose memory outlives what they were read from: Claude Code deletes a transcript after
+# 30 days, and a thread is read only while GitHub answers. A source that runs in the rebuild
+# reads again over what it kept (conversation/step.py replaces a re-read session's turns); one
+# that does not keeps its record of what it read, so its next sync does not read it all again.
+_OPT_IN = {
+    "conversation:claude": "conversation",
+    "conversation:codex": "conversation",
+    "github": "github",
+}
+_SOURCES = ", ".join(f"'{source}'" for source in _OPT_IN)
+_REBUILT = f"project_id = ? and kind != 'session_summary' and source not in ({_SOURCES})"
+
+
+async def _drop_project(db: Database, pid: str, config: ProjectConfig) -> dict[str, int]:
+    """Everything a rebuild re-ingests. Return the opt-in sources' nodes kept, by source
+    (``conversation``, ``github``)."""
     await db.execute(
-        f"delete from node_files where node_id in (select id from nodes where {kept})", (pid,)
+        f"delete from node_files where node_id in (select id from nodes where {_REBUILT})", (pid,)
     )
-    await db.execute(f"delete from nodes where {kept}", (pid,))
-    for table in ("cursors", "doc_files", "source_files", "import_edges"):
+    await db.execute(f"delete from nodes where {_REBUILT}", (pid,))
+    sources = config.sources
+    transcripts = (
+        [] if sources.conversation.enabled else ["conversation:claude", "conversation:codex"]
+    )
+    await _delete_but(db, "source_files", pid, transcripts)
+    await _delete_but(db, "cursors", pid, [] if sources.github.enabled else ["github:since"])
+    for table in ("doc_files", "import_edges"):
         await db.execute(f"delete from {table} where project_id = ?", (pid,))
+    rows = await db.fetchall(
+        "select source, count(*) from nodes where project_id = ? "
+        f"and kind != 'session_summary' and source in ({_SOURCES}) group by source",
+        (pid,),
+    )
+    kept: dict[str, int] = {}
+    for source, count in rows:
+        kept[_OPT_IN[source]] = kept.get(_OPT_IN[source], 0) + count
+    return kept
+
+
+async def _delete_but(db: Database, table: str, pid: str, sources: list[str]) -> None:
+    """Delete the project's rows of ``table`` but those of ``sources``."""
+    spare = f" and source not in ({','.join('?' * len(sources))})" if sources else ""
+    await db.execute(f"delete from {table} where project_id = ?{spare}", (pid, *sources))
+
+
+def _kept_notes(kept: dict[str, int], config: ProjectConfig) -> list[str]:
+    """What a rebuild kept of the opt-in sources that did not run, and how to read it again."""
+    notes = []
+    if kept.get("conversation") and not config.sources.conversation.enabled:
+        notes.append(
+            f"the rebuild kept {kept['conversation']} conversation turn(s) without reading "
+            "their transcripts again; `sync --rebuild --conversation` reads them afresh"
+        )
+    if kept.get("github") and not config.sources.github.enabled:
+        notes.append(
+            f"the rebuild kept {kept['github']} GitHub thread(s) without fetching them again; "
+            "`sync --rebuild --github` fetches them afresh"
+        )
+    return notes
+
+
+async def _relink_threads(engine: Engine) -> None:
+    """Link the kept GitHub threads to the rebuilt commits and failures (the links went with
+    them), as a sync that reads GitHub does."""
+    from .collectors.github.gh import github_repo
+    from .collectors.github.links import link_threads
+
+    slug = github_repo(engine.repo.origin)
+    repo = "/".join(slug).lower() if slug else None
+    await link_threads(engine.db, engine.project_id, repo, written=0)
 
 
 async def _write_all(
@@ -372,10 +440,15 @@ async def _sync_docs(
 async def _sync_shell(
     engine: Engine, report: SyncReport, progress: Progress, deny: DenyFilter
 ) -> None:
-    """Commands from the hook log when there is one, else scraped from history files."""
+    """Commands from the hook log when there is one, else scraped from history files (each
+    compared with what the last sync read of it: see collectors/shell/history.py)."""
     db, pid = engine.db, engine.project_id
     cursor = hooklog.LogCursor.decode(await get_cursor(db, pid, "shell:hook"))
-    found = await ingest.shell_nodes(engine.repo, engine.config, engine.settings.home, cursor)
+    last = {
+        shell: LastRead.decode(await get_cursor(db, pid, f"shell:{shell}:read"))
+        for shell in PARSERS
+    }
+    found = await ingest.shell_nodes(engine.repo, engine.config, engine.settings.home, cursor, last)
 
     async def nodes() -> AsyncIterator[Node]:
         for node in found.nodes:
@@ -385,6 +458,8 @@ async def _sync_shell(
     report.shell = await _write_all(db, nodes(), "shell", progress, deny)
     if found.cursor is not None:
         await set_cursor(db, pid, "shell:hook", found.cursor.encode())
+    for shell, read in found.read.items():
+        await set_cursor(db, pid, f"shell:{shell}:read", read.encode())
 
 
 async def _sync_agent(

@@ -118,7 +118,8 @@ def test_read_only_claude_settings_are_one_error_line(tmp_path: Path):
         installed = run_cli("agent", "install", env=environ)
     finally:
         settings.parent.chmod(0o755)
-    one_error_line(removed, f"cannot write {settings}", "Permission denied")
+    # install created the file, so remove deletes it: the directory says no.
+    one_error_line(removed, f"cannot remove {settings}", "Permission denied")
     assert kept == before and json.loads(kept)["hooks"]
     one_error_line(installed, f"cannot write {settings}", "Permission denied")
     assert settings.read_text() == "{}\n"

@@ -106,6 +106,36 @@ async def test_without_a_hook_history_files_are_scraped(
     assert again.shell == 0
 
 
+async def scraped(engine: Engine) -> list[str]:
+    rows = await engine.db.fetchall(
+        "select title from nodes where source = 'shell:bash' order by title"
+    )
+    return [title for (title,) in rows]
+
+
+async def test_a_short_history_trimmed_from_the_front_stores_each_command_once(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    user = tmp_path / "user"
+    user.mkdir()
+    history = user / ".bash_history"
+    history.write_text("cd app\nmake build\nmake test\ngit push\n")  # shorter than the tail
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.delenv("HISTFILE", raising=False)
+    assert (await handlers.sync(engine, embed=False)).shell == 4
+    # bash keeps its last HISTFILESIZE lines: the oldest goes as a new one comes.
+    history.write_text("make build\nmake test\ngit push\nmake deploy\n")
+    assert (await handlers.sync(engine, embed=False)).shell == 1
+    assert await scraped(engine) == ["cd app", "git push", "make build", "make deploy", "make test"]
+    history.write_text("make test\ngit push\nmake deploy\nmake deploy\nls\n")
+    assert (await handlers.sync(engine, embed=False)).shell == 2
+    assert len(await scraped(engine)) == 7  # make deploy twice: it ran twice
+    # Pruned, the history is read as new again: nothing of what is in it now is held back.
+    pruned = await handlers.prune_source(engine, "shell:bash", apply=True)
+    assert pruned.reset == ["the shell:bash:read cursor"]
+    assert (await handlers.sync(engine, embed=False)).shell == 5
+
+
 def test_scan_shell_previews_without_writing(repo: Repo, home: Path):
     log_command(home, "docker build -t app .", repo.path, exit_code=1)
     out = run_cli("scan-shell", "--json", "-C", str(repo.path))

@@ -38,12 +38,16 @@ KNOWN_SOURCES = (
     "github",
 )
 # What each source has read up to: the git walk (commits and diffs share it), the hook logs'
-# offsets. Doc files are remembered by content hash in their own table; scraped history is
-# read whole each time and has no cursor.
+# offsets, what the last sync read of each history file (whose first entries the next one
+# would otherwise not store again). Doc files are remembered by content hash in their own table.
 _CURSORS = {
     "git": "git",
     "diff": "git",
     "shell:hook": "shell:hook",
+    "shell:bash": "shell:bash:read",
+    "shell:zsh": "shell:zsh:read",
+    "shell:fish": "shell:fish:read",
+    "shell:pwsh": "shell:pwsh:read",
     "agent:claude": "agent:claude",
     "github": "github:since",  # issues and pull requests: read again from the oldest change
 }

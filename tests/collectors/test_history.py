@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from nexusmem_core.collectors.shell.history import (
     MAX_COMMAND_BYTES,
     HistoryEntry,
+    LastRead,
     default_history_files,
     parse_bash,
     parse_fish,
@@ -350,16 +351,19 @@ def test_trimming_the_file_from_the_front_makes_no_new_ids_and_loses_nothing(fmt
         assert not expected - got, f"entries lost after dropping {k} lines"
 
 
+@pytest.mark.parametrize("tail", [24, 300])
 @pytest.mark.parametrize("fmt", ["bash-plain", "bash-timed", "zsh-extended", "fish", "pwsh"])
-def test_syncing_tails_of_a_growing_truncated_file_records_each_command_once(
-    fmt: str, tmp_path: Path
+def test_syncing_a_growing_truncated_file_records_each_command_once(
+    fmt: str, tail: int, tmp_path: Path
 ) -> None:
-    """A shell appends and truncates its file to its last 40 lines; sync reads 24-line tails."""
+    """A shell appends and truncates its file to its last 40 lines; sync reads 24-line tails,
+    or (300) the whole file, each sync told what the one before it read."""
     parse = PARSERS[fmt.split("-")[0]]
     path = tmp_path / "history"
     lines: list[bytes] = []
     seen: dict[str, str] = {}  # key -> command
     made: list[str] = []
+    last: LastRead | None = None
     for step in range(40):
         for j in range(5):
             i = step * 5 + j
@@ -379,12 +383,32 @@ def test_syncing_tails_of_a_growing_truncated_file_records_each_command_once(
             lines += record
         lines = lines[-40:]
         path.write_bytes(b"".join(line + b"\n" for line in lines))
-        data, whole = read_tail(path, 24)
-        for entry in settled(parse(data), whole):
+        data, whole = read_tail(path, tail)
+        entries = parse(data)
+        now = LastRead.of(path, entries)
+        for entry in settled(entries, whole, last.overlap(now) if whole and last else range(0)):
             assert seen.setdefault(entry.key, entry.command) == entry.command
+        last = LastRead.decode(now.encode())
     by_command = Counter(seen.values())
     assert set(by_command.values()) == {1}, "a command was recorded under two ids"
     assert set(by_command) == set(made), "a command was never recorded"
+
+
+def test_a_last_read_lines_up_with_its_own_file_and_holds_back_only_what_it_had(
+    tmp_path: Path,
+) -> None:
+    entries = parse_bash(b"make\nmake test\n")
+    here = LastRead.of(tmp_path / "a", entries)
+    assert here.overlap(LastRead.of(tmp_path / "a", entries)) == range(2)
+    assert not here.overlap(LastRead.of(tmp_path / "b", entries))
+    assert not here.overlap(LastRead.of(tmp_path / "a", parse_bash(b"ls\nmake test\n")))
+    # A tiny file: what it had and what came after it, none held back but what it had.
+    grown = parse_bash(b"make\nmake test\nmake lint\nmake docs\n")
+    seen = here.overlap(LastRead.of(tmp_path / "a", grown))
+    assert seen == range(2)
+    assert [e.command for e in settled(grown, True, seen)] == ["make lint", "make docs"]
+    for garbled in (None, "", "{", "[]", '{"file": 1}', '{"file": "x", "entries": 3}'):
+        assert LastRead.decode(garbled) is None
 
 
 # --- read_tail -------------------------------------------------------------------------------

@@ -6,15 +6,18 @@ other tools' matcher groups and hooks. Our entries are found by the hook script'
 their command, not by the exact string, so a copy installed from a moved or upgraded NexusMem is
 still replaced or removed. The file is written the way Claude Code writes it (two-space JSON and
 a final newline), so a file in that form comes back byte for byte after install then remove; the
-one exception is a ``"hooks"`` object left empty by remove, which is dropped. A file that is not
-valid JSON, or whose ``hooks`` are not shaped as Claude Code expects, is refused and never
-rewritten. The project file holds this machine's absolute paths, so install also makes git
-ignore it (in the clone's ``info/exclude``) unless something already does. Standard library
-only: this runs from the CLI without an event loop.
+one exception is a ``"hooks"`` object left empty by remove, which is dropped. A file that
+install created (a note in ``$NEXUSMEM_HOME`` says which) is deleted by remove when it held
+nothing but our entries, and so is the ``.claude`` directory install created for it, when that
+is empty. A file that is not valid JSON, or whose ``hooks`` are not shaped as Claude Code
+expects, is refused and never rewritten. The project file holds this machine's absolute paths,
+so install also makes git ignore it (in the clone's ``info/exclude``) unless something already
+does. Standard library only: this runs from the CLI without an event loop.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -31,10 +34,12 @@ from ...errors import (
     NexusMemError,
     NotAGitRepositoryError,
 )
-from ...files import read_bytes, read_text, replace_file
+from ...files import make_dir, read_bytes, read_text, remove_file, replace_file
+from ...paths import home_dir
 from ..git import git_sync
 
 __all__ = [
+    "CREATED_FILE",
     "DROPS_FILE",
     "EVENTS",
     "EVENTS_FILE",
@@ -66,6 +71,7 @@ EVENTS: tuple[tuple[str, str | None, int], ...] = (
 )
 EVENTS_FILE = "agent-events.jsonl"
 DROPS_FILE = "agent-drops.json"
+CREATED_FILE = "agent-created.json"  # the settings files install created, for remove
 _UNTOUCHED = "fix it by hand, NexusMem will not rewrite it"
 
 
@@ -189,16 +195,23 @@ class InstallResult:
 
 
 def install(
-    path: Path, python: str = sys.executable, hook: Path = HOOK, *, project: bool = False
+    path: Path,
+    python: str = sys.executable,
+    hook: Path = HOOK,
+    *,
+    project: bool = False,
+    home: Path | None = None,
 ) -> InstallResult:
     """Put our entries into ``path`` (replacing any older ones); idempotent.
 
     ``project``: ``path`` is a repository's ``.claude/settings.local.json``. It holds this
     machine's absolute paths, so git is made to ignore it (see :func:`_ignore_in_git`).
+    ``home`` (default ``$NEXUSMEM_HOME``) keeps the note that this call created the file.
     """
     link = path
     path = path.resolve()  # a symlinked settings file (dotfiles) stays a symlink
-    data = _load(path) or {}
+    loaded = _load(path)
+    data = loaded or {}
     before = json.dumps(data)
     hooks = _hooks(data, path)
     _strip(hooks)
@@ -207,6 +220,8 @@ def install(
         hooks.setdefault(event, []).append(_group(matcher, command, timeout))
     data["hooks"] = hooks
     changed = json.dumps(data) != before
+    if loaded is None:  # before writing it: the note must exist whenever the file does
+        _note_created(Path(home or home_dir()), path)
     if changed:
         _write(path, data)
     result = InstallResult(
@@ -244,11 +259,14 @@ def _ignore_in_git(path: Path, warnings: list[str]) -> str | None:
     return str(exclude)
 
 
-def remove(path: Path) -> bool:
-    """Take only our entries out of ``path``; return whether there were any."""
-    path = path.resolve()
+def remove(path: Path, *, home: Path | None = None) -> bool:
+    """Take only our entries out of ``path``; return whether there were any. A file that
+    :func:`install` created (the note in ``home``, default ``$NEXUSMEM_HOME``) and that held
+    nothing else is deleted, with the directory install made for it if that is left empty."""
+    path, home = path.resolve(), Path(home or home_dir())
     data = _load(path)
     if data is None:
+        _forget_created(home, path)  # deleted by hand: the note is stale
         return False
     hooks = _hooks(data, path)
     if not _strip(hooks):
@@ -257,8 +275,40 @@ def remove(path: Path) -> bool:
         data["hooks"] = hooks
     else:  # documented: an empty "hooks" object is dropped, whoever created it
         data.pop("hooks", None)
-    _write(path, data)
+    created = _created(home).get(str(path))
+    if data or not isinstance(created, str):
+        _write(path, data)
+    else:
+        remove_file(path)
+        if created:
+            with contextlib.suppress(OSError):  # rmdir refuses a directory that is not empty
+                Path(created).rmdir()
+    # After the file is done with: had that failed, the note would still say it is ours.
+    _forget_created(home, path)
     return True
+
+
+def _created(home: Path) -> dict[str, Any]:
+    """The note of the settings files install created: path -> the directory it created for
+    the file, or "". A note that cannot be read is none: the file is then kept, as ``{}``."""
+    try:
+        data = json.loads(read_bytes(home / CREATED_FILE) or b"{}")
+    except (ValueError, RecursionError, FileAccessError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _note_created(home: Path, path: Path) -> None:
+    notes = _created(home)
+    notes[str(path)] = "" if path.parent.exists() else str(path.parent)
+    make_dir(home, 0o700)
+    replace_file(home / CREATED_FILE, json.dumps(notes, indent=2) + "\n")
+
+
+def _forget_created(home: Path, path: Path) -> None:
+    notes = _created(home)
+    if notes.pop(str(path), None) is not None:
+        replace_file(home / CREATED_FILE, json.dumps(notes, indent=2) + "\n")
 
 
 # ----------------------------------------------------------------------------------- status

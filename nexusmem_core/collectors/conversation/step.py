@@ -11,6 +11,10 @@ folder is not re-read on every sync). A changed file is read whole again: node i
 grown turns change rows. At most ``max_files`` files are read per sync, the most recently
 changed first; the rest wait for the next sync. A transcript that has vanished (Claude Code
 deletes them after 30 days) keeps its nodes: memory is meant to outlive the file.
+
+A rebuild keeps the turns too (see ``sync._drop_project``) and reads every transcript again:
+the turns of a session read again are replaced by what it gives now (a changed
+``max_body_chars`` cuts replies into other chunks); those of a transcript that is gone stay.
 """
 
 from __future__ import annotations
@@ -30,13 +34,14 @@ from ...logging import get_logger
 from ...models import Node, SyncReport, Writer
 from ...redact import redact
 from ...store.db import Database
+from ...store.nodes import delete_nodes
 from ..git import RepoInfo
 from ..shell.scope import inside, repository_roots
 from .claude import claude_files, parse_claude
 from .codex import codex_files, parse_codex
 from .paths import RepoPaths
 from .transcript import Transcript, storable
-from .turns import Built, turn_nodes
+from .turns import KIND, Built, turn_nodes
 
 __all__ = ["CLAUDE", "CODEX", "Preview", "preview", "sync_conversations"]
 
@@ -133,8 +138,20 @@ async def sync_conversations(engine: Engine, report: SyncReport, write: Writer) 
             report.conversation_files += 1
             report.conversation_skipped += transcript.skipped
             report.redacted += sum(built.redacted)
+            if report.rebuilt and transcript.session:
+                await _forget_turns(db, pid, item.source, transcript.session)
             report.conversation += await write(_each(built.nodes), "conversation")
         await _remember(db, pid, item, transcript)
+
+
+async def _forget_turns(db: Database, pid: str, source: str, session: str) -> None:
+    """Delete the stored turns of ``session``, about to be written again (a rebuild)."""
+    rows = await db.fetchall(
+        "select id from nodes where project_id = ? and source = ? and kind = ? "
+        "and json_extract(meta, '$.session') = ?",
+        (pid, source, KIND, redact(session)),  # meta is stored redacted (store/nodes.py)
+    )
+    await delete_nodes(db, [node_id for (node_id,) in rows])
 
 
 async def _read_before(db: Database, pid: str) -> dict[tuple[str, str], tuple[int, int]]:

@@ -15,16 +15,24 @@ appended to, or trimmed from the front, gives the same keys for the same entries
   commands and this one joined with NUL (fewer than 3 at the start of a parse), ``n`` counting
   the earlier entries of the same parse with the same context hash.
 
+An untimed entry among the first 3 of a read has fewer than 3 commands before it, so its key
+is not the one it had when more of the file was before it. Of a tail, such entries are left to
+the reads that saw them with their context (:func:`settled`). A file short enough to be read
+whole is the start of history only until the shell trims it from the front: each sync notes
+what it read (:class:`LastRead`), and the next one, finding the new file to start with the end
+of that, knows the first entries were stored already, under the keys they had then.
+
 Standard library only: this runs on the sync hot path.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +41,7 @@ __all__ = [
     "MAX_COMMAND_BYTES",
     "PARSERS",
     "HistoryEntry",
+    "LastRead",
     "default_history_files",
     "parse_bash",
     "parse_fish",
@@ -45,6 +54,8 @@ __all__ = [
 MAX_COMMAND_BYTES = 64 * 1024  # a longer command is cut (at a UTF-8 character boundary)
 _WORD_BACK = 16 * 1024  # how far back a cut looks for the start of the word it went through
 CONTEXT = 3  # commands before an untimed entry that its key is anchored on
+SEEN = 1000  # entries of a read that the next one compares its start with (:class:`LastRead`)
+FRAGMENTS = 32  # at most this many pieces of a cut command start a trimmed file
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,8 +295,16 @@ def parse_pwsh(data: bytes) -> list[HistoryEntry]:
 # --- which entries to trust ------------------------------------------------------------------
 
 
-def settled(entries: list[HistoryEntry], whole_file: bool) -> list[HistoryEntry]:
+def settled(
+    entries: list[HistoryEntry], whole_file: bool, before: range = range(0)
+) -> list[HistoryEntry]:
     """The entries whose key is trustworthy: all of a whole file, fewer of a tail.
+
+    ``before``: which of a whole file's entries the previous read had too (see
+    :meth:`LastRead.overlap`). The untimed entries ahead of them (pieces of a command the trim
+    cut through) are left out, and so are those among them whose 3 predecessors are not all
+    among them: they were stored when first read, with the context they had then, and their
+    key now would make a second node of each.
 
     A timed entry's key depends only on itself (and on ``n``), so it is always settled. An
     untimed entry's key hashes it with the 3 commands before it, which in a tail are only known
@@ -312,15 +331,22 @@ def settled(entries: list[HistoryEntry], whole_file: bool) -> list[HistoryEntry]
       rewrites its file without older duplicates (bash ``HISTCONTROL=erasedups``, zsh
       ``HIST_IGNORE_ALL_DUPS``/``HIST_SAVE_NO_DUPS``) or ``history -d`` re-keys the 3 entries
       after each removed one, which then appear as new entries.
-    * ``whole_file`` True means the window starts at the start of history. A file that is
-      trimmed from the front while still short enough to be read whole (a history size below
-      the tail length) re-keys its new first 3 untimed entries.
+    * ``whole_file`` True means the window starts at the start of history, until the shell
+      trims the file from the front (a history size below the tail length): then ``before``
+      says which entries were read before. A file that went from being read as a tail to
+      being read whole (its history size lowered) re-keys its first 3 untimed entries once,
+      as does one whose previous read is not known (the first sync after an upgrade).
     * bash: after ``HISTTIMEFORMAT`` is unset, the lines written after the last ``#<epoch>``
       line read as one command of that timestamp until a tail no longer contains it; then they
       read as separate untimed commands with new keys.
     """
     if whole_file or not entries:
-        return list(entries)
+        start, held = before.start, before.start + CONTEXT
+        return [
+            e
+            for i, e in enumerate(entries)
+            if e.ts is not None or not (i < start or (i in before and i < held))
+        ]
     shell = entries[0].shell
     first_whole = 0  # index of the first entry known to start where a command starts
     if shell == "bash":
@@ -328,6 +354,62 @@ def settled(entries: list[HistoryEntry], whole_file: bool) -> list[HistoryEntry]
     elif shell in ("zsh", "pwsh") and entries[0].ts is None:
         first_whole = 1
     return [e for i, e in enumerate(entries) if e.ts is not None or i >= first_whole + CONTEXT]
+
+
+@dataclass(frozen=True)
+class LastRead:
+    """What a sync read of one history file: the file (a digest of its path) and a digest of
+    each entry, the first :data:`SEEN` of them. Kept by the next sync of the same project."""
+
+    file: str
+    entries: tuple[str, ...]
+
+    @classmethod
+    def of(cls, path: Path, entries: Sequence[HistoryEntry]) -> LastRead:
+        digests = (_digest(f"{e.ts}\x00{e.command}")[:12] for e in entries[:SEEN])
+        return cls(_digest(str(path))[:16], tuple(digests))
+
+    def overlap(self, now: LastRead) -> range:
+        """Which of ``now``'s entries are the ones this read ended with: the file was appended
+        to, or trimmed from the front, in between. Entries before them are what is left of one
+        the trim cut through (bash trims lines, not commands). Empty when nothing lines up
+        over 3 entries at least (4 after such pieces; all this read had, if fewer), or when it
+        is another file."""
+        if now.file != self.file or not self.entries:
+            return range(0)
+        before, after = self.entries, now.entries
+        where: dict[str, list[int]] = {}
+        for k, digest in enumerate(before):
+            where.setdefault(digest, []).append(k)
+        for head in range(min(len(after), FRAGMENTS + 1)):
+            least = min(CONTEXT, len(before)) if head == 0 else CONTEXT + 1
+            for k in where.get(after[head], ()):  # the earliest first: the longest overlap
+                n = len(before) - k
+                if n < least:
+                    break
+                end = head + n
+                if (
+                    end <= len(after)
+                    and after[end - 1] == before[-1]
+                    and after[head:end] == before[k:]
+                ):
+                    return range(head, end)
+        return range(0)
+
+    def encode(self) -> str:
+        return json.dumps({"file": self.file, "entries": list(self.entries)})
+
+    @classmethod
+    def decode(cls, value: str | None) -> LastRead | None:
+        try:
+            data = json.loads(value or "null")
+            return cls(str(data["file"]), tuple(str(d) for d in data["entries"]))
+        except (ValueError, TypeError, KeyError, RecursionError):
+            return None  # none noted, or not by this version: the file reads as never read
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # --- files -----------------------------------------------------------------------------------

@@ -281,7 +281,37 @@ def test_cli_project_install_goes_to_the_repository_root(user_home: Path, repo: 
     assert status["last_event"] is None and status["drops"] == {}
     assert not (user_home / ".claude").exists()
     assert run_cli("agent", "remove", "--project", "-C", str(repo.path)).returncode == 0
-    assert json.loads(local.read_text()) == {}
+    assert not (repo.path / ".claude").exists()  # install made both; remove takes both away
+
+
+def test_cli_project_remove_deletes_only_what_install_created(user_home: Path, repo: Repo):
+    local = repo.path / ".claude" / "settings.local.json"
+    assert run_cli("agent", "install", "--project", "-C", str(repo.path)).returncode == 0
+    (repo.path / ".claude" / "commands.md").write_text("mine\n")  # the directory is in use now
+    out = run_cli("agent", "remove", "--project", "-C", str(repo.path))
+    assert out.returncode == 0, out.stderr
+    assert f"removed the NexusMem hooks from {local} and deleted it" in out.stdout
+    assert not local.exists() and (repo.path / ".claude" / "commands.md").exists()
+    # A file that was there before install is the user's, even with nothing but {} in it.
+    local.write_bytes(b"{}\n")
+    run_cli("agent", "install", "--project", "-C", str(repo.path))
+    removed = json.loads(
+        run_cli("agent", "remove", "--project", "--json", "-C", str(repo.path)).stdout
+    )
+    assert (removed["removed"], removed["deleted"]) == (True, False)
+    assert local.read_bytes() == b"{}\n"
+
+
+def test_remove_keeps_what_the_user_added_to_a_file_install_created(user_home: Path):
+    path = user_home / ".claude" / "settings.json"
+    claude.install(path, "/opt/py", Path(HOOK))
+    data = json.loads(path.read_text())
+    path.write_bytes(claude_format({"model": "opus", **data}))
+    assert claude.remove(path) is True
+    assert path.read_bytes() == claude_format({"model": "opus"})
+    claude.install(path, "/opt/py", Path(HOOK))  # the file is the user's now, not ours
+    path.write_bytes(claude_format({"hooks": json.loads(path.read_text())["hooks"]}))
+    assert claude.remove(path) is True and path.read_bytes() == b"{}\n"
 
 
 def test_cli_refuses_a_broken_file_in_one_line(user_home: Path):

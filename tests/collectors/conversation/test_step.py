@@ -264,3 +264,54 @@ async def test_a_line_the_database_cannot_hold_does_not_stop_the_sync(
     install_claude(settings.claude_dir, repo.path, session="odd", text=text)
     report = await handlers.sync(engine, embed=False, conversation=True)
     assert (report.conversation, report.conversation_skipped) == (1, 1)
+
+
+async def test_a_rebuild_without_the_source_keeps_the_turns_and_says_so(
+    engine: Engine, repo: Repo, settings: Settings
+):
+    install_claude(settings.claude_dir, repo.path)
+    install_codex(settings.codex_dir, repo.path)
+    await handlers.sync(engine, embed=False, conversation=True)
+    before = await turn_refs(engine)
+    out = run_cli("sync", "--rebuild", "--no-embed", "-C", str(repo.path))
+    assert out.returncode == 0, out.stderr
+    assert await turn_refs(engine) == before
+    assert (
+        "note: the rebuild kept 5 conversation turn(s) without reading their transcripts "
+        "again; `sync --rebuild --conversation` reads them afresh"
+    ) in out.stderr.splitlines()
+    # What was read is still noted as read: the next sync opens no transcript again.
+    assert (await handlers.sync(engine, embed=False, conversation=True)).conversation_files == 0
+
+
+async def test_a_rebuild_reads_the_transcripts_again_and_keeps_the_turns_of_those_gone(
+    engine: Engine, repo: Repo, settings: Settings
+):
+    install_claude(settings.claude_dir, repo.path)
+    codex = install_codex(settings.codex_dir, repo.path)
+    limits = engine.config.limits
+    engine.config = replace(engine.config, limits=replace(limits, max_body_chars=600))
+    await handlers.sync(engine, embed=False, conversation=True)
+    assert f"{CLAUDE_SESSION}:1:2" in await turn_refs(engine)  # a reply in three chunks
+    codex.unlink()  # Codex's rollout is gone; Claude Code's transcript is still there
+    engine.config = replace(engine.config, limits=limits)
+    report = await handlers.sync(engine, embed=False, conversation=True, rebuild=True)
+    assert (report.conversation_files, report.conversation) == (1, 3)
+    assert await turn_refs(engine) == [
+        "019b4f2e-7c1d-7a30-9e55-3b8d2c6f1a47:0:0",
+        "019b4f2e-7c1d-7a30-9e55-3b8d2c6f1a47:1:0",
+        f"{CLAUDE_SESSION}:0:0",
+        f"{CLAUDE_SESSION}:1:0",  # in one chunk now: the other two are gone
+        f"{CLAUDE_SESSION}:2:0",
+    ]
+    assert not [note for note in report.notes if "rebuild kept" in note]
+
+
+async def test_a_rebuild_links_a_failure_to_a_kept_discussion_again(
+    engine: Engine, repo: Repo, settings: Settings, home: Path
+):
+    discuss_a_failure(repo, settings, home)
+    assert (await handlers.sync(engine, embed=False, conversation=True)).linked_discussion == 1
+    configure(engine, enabled=False)  # `sync --rebuild`, without --conversation
+    report = await handlers.sync(engine, embed=False, rebuild=True)
+    assert (report.conversation, report.linked_discussion) == (0, 1)

@@ -331,3 +331,22 @@ async def test_pruning_the_source_removes_the_threads_and_reads_them_again_later
     assert "sources.github.enabled to false" in pruned.keep_out
     assert await threads(settings, gh_repo) == {}
     assert (await sync(settings, gh_repo)).github == 5
+
+
+async def test_a_rebuild_without_github_keeps_the_threads_and_their_links(
+    settings: Settings, gh_repo: Repo, fake_gh: FakeGh
+):
+    from .test_links import links
+
+    await sync(settings, gh_repo)
+    before, linked = await threads(settings, gh_repo), await links(settings, gh_repo)
+    assert linked  # the fixture's threads name and close commits
+    fake_gh.forget_calls()
+    async with open_engine(settings, gh_repo.path) as engine:
+        report = await handlers.sync(engine, embed=False, rebuild=True)
+    assert fake_gh.calls() == [] and report.commits == 4
+    assert await threads(settings, gh_repo) == before
+    assert await links(settings, gh_repo) == linked
+    assert any("the rebuild kept 5 GitHub thread(s)" in note for note in report.notes)
+    await sync(settings, gh_repo)  # the cursor was kept: asked from where it was
+    assert None not in listed_since(fake_gh)

@@ -240,7 +240,7 @@ async def test_recorded_transcripts_are_summarised_once_and_a_rebuild_asks_nothi
     assert {s["meta"]["agent"] for s in before} == {"claude", "codex"}
     sent = json.dumps(ollama.chat_requests)
     assert AWS_KEY not in sent and GITHUB_TOKEN not in sent
-    # A rebuild drops the turns and reads the transcripts again: the same prompts, no call.
+    # A rebuild reads the transcripts again (their turns replaced): the same prompts, no call.
     report = await sync(live, conversation=True, rebuild=True)
     assert report.rebuilt and report.conversation == 5 and report.sessions == 0
     assert len(ollama.chat_requests) == 2
