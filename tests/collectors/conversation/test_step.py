@@ -290,11 +290,11 @@ async def test_a_rebuild_reads_the_transcripts_again_and_keeps_the_turns_of_thos
     install_claude(settings.claude_dir, repo.path)
     codex = install_codex(settings.codex_dir, repo.path)
     limits = engine.config.limits
-    engine.config = replace(engine.config, limits=replace(limits, max_body_chars=600))
+    engine.config = changed(engine.config, limits=changed(limits, max_body_chars=600))
     await handlers.sync(engine, embed=False, conversation=True)
     assert f"{CLAUDE_SESSION}:1:2" in await turn_refs(engine)  # a reply in three chunks
     codex.unlink()  # Codex's rollout is gone; Claude Code's transcript is still there
-    engine.config = replace(engine.config, limits=limits)
+    engine.config = changed(engine.config, limits=limits)
     report = await handlers.sync(engine, embed=False, conversation=True, rebuild=True)
     assert (report.conversation_files, report.conversation) == (1, 3)
     assert await turn_refs(engine) == [
