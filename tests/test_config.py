@@ -84,13 +84,13 @@ def test_ollama_host_takes_ollamas_own_spellings(value: str, url: str | None):
     assert Settings.from_env({"NEXUSMEM_EMBED_MODEL": "all-minilm"}).embed_model == "all-minilm"
 
 
-def test_the_readme_shows_config_json_as_init_writes_it() -> None:
-    """The README's copy of the defaults drifts silently when a setting is added."""
+def test_the_docs_show_config_json_as_init_writes_it() -> None:
+    """The documented copy of the defaults drifts silently when a setting is added."""
     import re
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"`config.json` as `init` writes it:\n\n```json\n(.*?)```", readme, re.S)
-    assert block, "README.md lost its config.json block"
+    page = (Path(__file__).parents[1] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    block = re.search(r"`config.json` as `init` writes it:\n\n```json\n(.*?)```", page, re.S)
+    assert block, "docs/configuration.md lost its config.json block"
     assert json.loads(block.group(1)) == json.loads(dump_config(ProjectConfig()))
 
 
