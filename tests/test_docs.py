@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
-import inspect
 import io
 import re
 import shlex
@@ -24,9 +22,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from cli import build_parser
-from nexusmem_core.config import ProjectConfig, Settings
+from nexusmem_core import config as config_module
+from nexusmem_core.config import ProjectConfig
 
 from .conftest import ROOT
 
@@ -322,11 +322,11 @@ def test_anchors_follow_githubs_rules(heading: str, anchor: str):
 
 def config_fields(cls: type = ProjectConfig, prefix: str = "") -> Iterator[str]:
     """Every leaf setting of ``config.json``, dotted and camelCase as the file spells it."""
-    for field in dataclasses.fields(cls):
-        head, *rest = field.name.split("_")
+    for key, field in cls.model_fields.items():  # type: ignore[attr-defined]
+        head, *rest = key.split("_")
         name = prefix + head + "".join(part.title() for part in rest)
-        kind = type(field.default)
-        if dataclasses.is_dataclass(kind):
+        kind = field.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
             yield from config_fields(kind, name + ".")
         else:
             yield name
@@ -338,7 +338,7 @@ def test_every_setting_is_in_the_configuration_reference():
     assert "sources.session.budgetSeconds" in fields and len(fields) > 40
     missing = [name for name in fields if f"| `{name}` |" not in page]
     assert not missing, f"docs/configuration.md does not list: {', '.join(missing)}"
-    variables = re.findall(r'env\.get\("([A-Z_]+)"', inspect.getsource(Settings.from_env))
+    variables = list(config_module._ENV_NAMES.values())
     assert "NEXUSMEM_HOME" in variables
     missing = [name for name in variables if f"| `{name}` |" not in page and name != "HOME"]
     assert not missing, f"docs/configuration.md does not list: {', '.join(missing)}"
