@@ -702,7 +702,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="for git's post-commit hook: skip (exit 0) while another --auto sync runs",
     )
-    p.add_argument("--since", metavar="DATE", help="only commits after DATE (git's date forms)")
+    p.add_argument(
+        "--since",
+        metavar="DATE",
+        help="only commits since DATE (YYYY-MM-DD[THH:MM[:SS]], @UNIX_SECONDS or 'N days ago'); "
+        "the next sync without it walks the older ones",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     p.add_argument("--no-embed", action="store_true", help="skip the embedding pass")
     p.add_argument("--embed-limit", type=int, metavar="N", help="embed at most N nodes")
