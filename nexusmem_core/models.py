@@ -105,7 +105,7 @@ class SearchResult:
 
 @dataclass
 class SearchResponse:
-    query: str
+    query: str  # as the header repeats it: on one line, cut to fit the budget
     budget: int
     tokens_used: int
     matched: int
@@ -120,9 +120,9 @@ class SearchResponse:
 
     def render(self) -> str:
         """The context block: what an agent reads."""
-        from .retrieval.pack import render_entry
+        from .retrieval.pack import QUERY_HEADER, render_entry
 
-        header = f"Relevant history for: {self.query}"
+        header = f"{QUERY_HEADER}{self.query}"
         if self.all_projects:
             header = (
                 f"scope   {len(self.projects)} project(s): {', '.join(self.projects)}\n\n" + header

@@ -251,3 +251,29 @@ def test_a_reader_that_leaves_early_is_not_an_error(repo: Repo) -> None:
     _, stderr = process.communicate(timeout=60)
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
     assert process.returncode == 141
+
+
+def test_a_long_query_is_echoed_within_the_budget(repo: Repo, home: Path):
+    from nexusmem_core.retrieval.pack import estimate_tokens
+
+    run_cli("init", "-C", str(repo.path))
+    run_cli("sync", "--no-embed", "-C", str(repo.path))
+    text = "why was the retry budget raised\n" * 3200  # 100 KB, pasted with its newlines
+    out = run_cli("query", text, "--budget", "100", "-C", str(repo.path))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("Relevant history for: why was the retry budget raised why")
+    assert out.stdout.splitlines()[0].endswith("...")
+    assert estimate_tokens(out.stdout) <= 100
+    data = json.loads(
+        run_cli("query", text, "--json", "--budget", "100", "-C", str(repo.path)).stdout
+    )
+    assert data["query"].endswith("...") and len(data["query"]) < 400
+    header = f"Relevant history for: {data['query']}\n\n"
+    assert data["tokens_used"] == sum(r["tokens"] for r in data["results"]) + estimate_tokens(
+        header
+    )
+    assert data["tokens_used"] <= 100 and data["results"]
+    every = json.loads(run_cli("query", text, "--json", "--budget", "100", "--all-projects").stdout)
+    assert every["query"] == data["query"] and every["tokens_used"] <= 100
+    short = json.loads(run_cli("query", "retry  budget", "--json", "-C", str(repo.path)).stdout)
+    assert short["query"] == "retry budget"

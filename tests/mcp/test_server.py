@@ -279,3 +279,16 @@ async def test_the_deny_list_resource_masks_what_was_forgotten(
     assert "S3 timed out" not in text and "back(off|up)" not in text
     assert entries[0]["length"] == len("S3 timed out")
     assert "candidates" in json.loads(stale.contents[0].text)
+
+
+async def test_search_memory_echoes_a_long_query_within_its_budget(server, repo: Repo):
+    root = {"project_root": str(repo.path)}
+    async with Client(server) as client:
+        await client.call_tool("sync_project", root)
+        result = await client.call_tool(
+            "search_memory", {"query": "retry budget " * 8000, "budget": 200, **root}
+        )
+    data = result.structured_content
+    assert data["query"].endswith("...") and len(data["query"]) < 400
+    assert data["tokens_used"] <= 200
+    assert len(result.content[0].text) < 200 * 4
