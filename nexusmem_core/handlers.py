@@ -13,7 +13,7 @@ from .config import ProjectConfig, Settings
 from .engine import Engine, ensure_workspace, open_engine, read_project
 from .errors import UsageError
 from .files import obstacle
-from .models import SearchResponse, Status, SyncReport
+from .models import NODE_KINDS, SearchResponse, Status, SyncReport
 from .paths import DB_FILE, workspace_dir
 from .precheck import PrecheckReport
 from .registry import check_entry, load_registry, register_project, remove_projects
@@ -326,9 +326,13 @@ def share_text(s: Status) -> str:
 async def list_recent(
     engine: Engine, limit: int = 20, kind: str | None = None
 ) -> list[dict[str, Any]]:
-    """The most recent nodes, newest first, optionally of one kind."""
+    """The most recent nodes, newest first, optionally of one kind (one of ``NODE_KINDS``)."""
     if not 1 <= limit <= 500:
         raise UsageError("limit: must be between 1 and 500")
+    if kind is not None and kind not in NODE_KINDS:
+        raise UsageError(
+            f"kind: {kind!r} is not a kind of node; the kinds are {', '.join(NODE_KINDS)}"
+        )
     where, params = "n.project_id = ?", [engine.project_id]
     if kind:
         where += " and n.kind = ?"

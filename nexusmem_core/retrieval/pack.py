@@ -152,7 +152,9 @@ def render_entry(r: SearchResult, tag_project: bool) -> str:
 
 
 class _Titled(Protocol):
-    kind: str
+    @property
+    def kind(self) -> str: ...  # read-only, so a Node's NodeKind is one too
+
     title: str
     meta: dict[str, Any]
 

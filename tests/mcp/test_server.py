@@ -292,3 +292,24 @@ async def test_search_memory_echoes_a_long_query_within_its_budget(server, repo:
     assert data["query"].endswith("...") and len(data["query"]) < 400
     assert data["tokens_used"] <= 200
     assert len(result.content[0].text) < 200 * 4
+
+
+async def test_list_recent_memory_knows_every_kind_and_names_them_for_a_wrong_one(
+    server, repo: Repo
+):
+    from nexusmem_core.models import NODE_KINDS
+
+    root = {"project_root": str(repo.path)}
+    async with Client(server) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        await client.call_tool("sync_project", root)
+        wrong = await client.call_tool("list_recent_memory", {"kind": "commit", **root})
+        docs = await client.call_tool("list_recent_memory", {"kind": "doc_section", **root})
+    schema = tools["list_recent_memory"].input_schema["properties"]["kind"]
+    listed = [v for option in schema["anyOf"] for v in option.get("enum", [])]
+    assert listed == list(NODE_KINDS) and {"shell_command", "github_thread"} <= set(listed)
+    text = wrong.content[0].text
+    assert wrong.is_error and "\n" not in text
+    assert "kind: 'commit' is not a kind of node" in text
+    assert all(kind in text for kind in NODE_KINDS)
+    assert not docs.is_error and "(doc_section " in docs.content[0].text
