@@ -438,6 +438,7 @@ async def scan(
     from . import ingest
     from .collectors.shell.hooklog import LogCursor
 
+    _check_limit(f"scan-{source}", limit, "nodes")
     pid = repo.project_id
     nodes = []
     if source == "git" and repo.head:
@@ -462,6 +463,13 @@ async def scan(
     return [preview_row(n) for n in nodes]
 
 
+def _check_limit(command: str, limit: int | None, what: str) -> None:
+    """A dry run's ``--limit``: none, or 1 or more. Below 1 is refused: the scans would read 0
+    as no limit at all and -1 as one node (or as all but the last)."""
+    if limit is not None and limit < 1:
+        raise UsageError(f"{command} --limit: give a number of {what}, 1 or more")
+
+
 async def scan_structure(
     repo: RepoInfo, cfg: ProjectConfig, limit: int | None = None
 ) -> dict[str, Any]:
@@ -471,8 +479,7 @@ async def scan_structure(
 
     from .collectors.structure import build_graph, list_tree
 
-    if limit is not None and limit < 1:
-        raise UsageError("scan-structure --limit: give a number of edges, 1 or more")
+    _check_limit("scan-structure", limit, "edges")
     listing = await list_tree(repo.root, cfg.sources.diff.skip_globs)
     graph, _ = await anyio.to_thread.run_sync(build_graph, listing)
     return graph.to_dict(limit)
@@ -485,6 +492,7 @@ async def scan_conversation(
     (with the secrets replaced in each), files read, lines skipped and secrets in total."""
     from .collectors.conversation.step import preview
 
+    _check_limit("scan-conversation", limit, "nodes")
     return (await preview(settings, repo, cfg, limit)).to_dict()
 
 
@@ -495,8 +503,7 @@ async def scan_session(
     nothing; with ``call_model``, also what the chat model makes of each."""
     from .collectors.session.scan import scan_sessions
 
-    if limit is not None and limit < 1:
-        raise UsageError("scan-session --limit: give a number of sessions, 1 or more")
+    _check_limit("scan-session", limit, "sessions")
     return await scan_sessions(engine, limit=limit, call_model=call_model)
 
 
@@ -507,8 +514,7 @@ async def scan_github(
     the secrets replaced in them, and ``github``: "ok" or why gh gave nothing."""
     from .collectors.github.step import preview_github
 
-    if limit is not None and limit < 1:
-        raise UsageError("scan-github --limit: give a number of threads, 1 or more")
+    _check_limit("scan-github", limit, "threads")
     return (await preview_github(repo, cfg, limit)).to_dict()
 
 

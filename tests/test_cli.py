@@ -277,3 +277,14 @@ def test_a_long_query_is_echoed_within_the_budget(repo: Repo, home: Path):
     assert every["query"] == data["query"] and every["tokens_used"] <= 100
     short = json.loads(run_cli("query", "retry  budget", "--json", "-C", str(repo.path)).stdout)
     assert short["query"] == "retry budget"
+
+
+def test_a_scan_limit_below_one_is_a_usage_error(repo: Repo):
+    for scan in ("scan-git", "scan-diff", "scan-docs", "scan-shell", "scan-conversation"):
+        for limit in ("-1", "0"):
+            out = run_cli(scan, "--limit", limit, "-C", str(repo.path))
+            assert out.returncode == 1, (scan, limit, out.stdout)
+            assert out.stderr.startswith(f"error: {scan} --limit: give a number"), out.stderr
+            assert len(out.stderr.strip().splitlines()) == 1 and not out.stdout
+    shown = json.loads(run_cli("scan-git", "--limit", "2", "--json", "-C", str(repo.path)).stdout)
+    assert len(shown) == 2
