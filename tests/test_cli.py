@@ -288,3 +288,23 @@ def test_a_scan_limit_below_one_is_a_usage_error(repo: Repo):
             assert len(out.stderr.strip().splitlines()) == 1 and not out.stdout
     shown = json.loads(run_cli("scan-git", "--limit", "2", "--json", "-C", str(repo.path)).stdout)
     assert len(shown) == 2
+
+
+def test_an_empty_repository_path_is_refused(repo: Repo):
+    for args in (("status", "-C", ""), ("-C", "", "status"), ("init", "-C", "")):
+        out = run_cli(*args, cwd=repo.path)
+        assert out.returncode == 2, args
+        assert out.stderr.startswith("error: -C: the path is empty"), out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1 and not out.stdout
+    assert not (repo.path / ".nexusmem").exists()
+
+
+def test_the_repository_path_may_come_before_the_command(repo: Repo, tmp_path: Path):
+    assert run_cli("-C", str(repo.path), "init").returncode == 0
+    assert run_cli("-C", str(repo.path), "sync", "--no-embed", "-q").returncode == 0
+    before = run_cli("-C", str(repo.path), "status", "--json", cwd=tmp_path)
+    assert before.returncode == 0, before.stderr
+    assert json.loads(before.stdout)["nodes"] == 13
+    # As with git, a later relative -C is taken from the one before it.
+    nested = run_cli("-C", str(repo.path.parent), "status", "-C", repo.path.name, "--json")
+    assert json.loads(nested.stdout)["root"] == json.loads(before.stdout)["root"]
