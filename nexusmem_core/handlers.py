@@ -457,8 +457,14 @@ async def scan(
         every = list(found.nodes)
         nodes = every[-limit:] if limit else every
     elif source == "docs":
-        for doc in await ingest.read_doc_files(repo.root, cfg):
-            nodes += ingest.doc_nodes(pid, doc, doc.mtime, cfg.limits.max_body_chars)
+        docs = await ingest.read_doc_files(repo.root, cfg)
+        # Dated as a sync dates them: by the last commit that changed the file, else its mtime.
+        dates = {}
+        if cfg.sources.git.enabled and repo.head:
+            dates = await ingest.last_changed(repo.root, repo.head, [d.path for d in docs])
+        for doc in docs:
+            ts = dates.get(doc.path) or doc.mtime
+            nodes += ingest.doc_nodes(pid, doc, ts, cfg.limits.max_body_chars)
         nodes = nodes[:limit] if limit else nodes
     return [preview_row(n) for n in nodes]
 

@@ -308,3 +308,19 @@ def test_the_repository_path_may_come_before_the_command(repo: Repo, tmp_path: P
     # As with git, a later relative -C is taken from the one before it.
     nested = run_cli("-C", str(repo.path.parent), "status", "-C", repo.path.name, "--json")
     assert json.loads(nested.stdout)["root"] == json.loads(before.stdout)["root"]
+
+
+def test_scan_docs_dates_sections_as_sync_writes_them(repo: Repo):
+    import sqlite3
+
+    from nexusmem_core.retrieval.pack import format_date
+
+    rows = json.loads(run_cli("scan-docs", "--json", "-C", str(repo.path)).stdout)
+    shown = {r["ref"]: r["date"] for r in rows}
+    assert shown["README.md#Install"] == "2026-01-02"  # the commit that last changed it
+    run_cli("init", "-C", str(repo.path))
+    run_cli("sync", "-q", "--no-embed", "-C", str(repo.path))
+    with sqlite3.connect(repo.path / ".nexusmem" / "memory.db") as conn:
+        stored = conn.execute("select ref, ts from nodes where kind = 'doc_section'").fetchall()
+    conn.close()
+    assert shown == {ref: format_date(ts) for ref, ts in stored}
