@@ -689,10 +689,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Local memory for coding agents: what happened in this repository, "
         "ranked and packed into a token budget.",
     )
+    # -C before the command, as git takes it, or after it; `_repository()` joins the two.
+    parser.add_argument(
+        "-C", dest="outer_C", metavar="PATH", help="run against the repository at PATH"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     repo = argparse.ArgumentParser(add_help=False)
     repo.add_argument(
-        "-C", metavar="PATH", default=".", help="run against the repository at PATH (default: here)"
+        "-C",
+        metavar="PATH",
+        default=argparse.SUPPRESS,  # a default here would hide a -C given before the command
+        help="run against the repository at PATH (default: here)",
     )
     as_json = argparse.ArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print JSON for machines")
@@ -712,7 +719,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="for git's post-commit hook: skip (exit 0) while another --auto sync runs",
     )
-    p.add_argument("--since", metavar="DATE", help="only commits after DATE (git's date forms)")
+    p.add_argument(
+        "--since",
+        metavar="DATE",
+        help="only commits since DATE (YYYY-MM-DD[THH:MM[:SS]], @UNIX_SECONDS or 'N days ago'); "
+        "the next sync without it walks the older ones",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     p.add_argument("--no-embed", action="store_true", help="skip the embedding pass")
     p.add_argument("--embed-limit", type=int, metavar="N", help="embed at most N nodes")
@@ -1003,8 +1015,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _repository(args: argparse.Namespace) -> str | None:
+    """The repository path of ``-C`` given before and after the command, into ``args.C``; as
+    with git, a relative one after is taken from the one before. None when one is empty:
+    argparse takes ``-C ""`` (an unset variable) as a path, and Path("") is the current
+    directory, which would run the command on whatever repository the shell is in."""
+    outer, inner = args.outer_C, getattr(args, "C", None)
+    if outer == "" or inner == "":
+        return None
+    if outer and inner:
+        return os.path.join(outer, inner)  # an absolute inner one wins, as in git
+    return inner or outer or "."
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.C = _repository(args)
+    if args.C is None:
+        print("error: -C: the path is empty; give the repository's path (or -C .)", file=sys.stderr)
+        return 2
     try:
         if getattr(args, "sync", False):
             return run_light(args.func, args)

@@ -13,7 +13,7 @@ from .config import ProjectConfig, Settings
 from .engine import Engine, ensure_workspace, open_engine, read_project
 from .errors import UsageError
 from .files import obstacle
-from .models import SearchResponse, Status, SyncReport
+from .models import NODE_KINDS, SearchResponse, Status, SyncReport
 from .paths import DB_FILE, workspace_dir
 from .precheck import PrecheckReport
 from .registry import check_entry, load_registry, register_project, remove_projects
@@ -326,9 +326,13 @@ def share_text(s: Status) -> str:
 async def list_recent(
     engine: Engine, limit: int = 20, kind: str | None = None
 ) -> list[dict[str, Any]]:
-    """The most recent nodes, newest first, optionally of one kind."""
+    """The most recent nodes, newest first, optionally of one kind (one of ``NODE_KINDS``)."""
     if not 1 <= limit <= 500:
         raise UsageError("limit: must be between 1 and 500")
+    if kind is not None and kind not in NODE_KINDS:
+        raise UsageError(
+            f"kind: {kind!r} is not a kind of node; the kinds are {', '.join(NODE_KINDS)}"
+        )
     where, params = "n.project_id = ?", [engine.project_id]
     if kind:
         where += " and n.kind = ?"
@@ -434,6 +438,7 @@ async def scan(
     from . import ingest
     from .collectors.shell.hooklog import LogCursor
 
+    _check_limit(f"scan-{source}", limit, "nodes")
     pid = repo.project_id
     nodes = []
     if source == "git" and repo.head:
@@ -452,10 +457,23 @@ async def scan(
         every = list(found.nodes)
         nodes = every[-limit:] if limit else every
     elif source == "docs":
-        for doc in await ingest.read_doc_files(repo.root, cfg):
-            nodes += ingest.doc_nodes(pid, doc, doc.mtime, cfg.limits.max_body_chars)
+        docs = await ingest.read_doc_files(repo.root, cfg)
+        # Dated as a sync dates them: by the last commit that changed the file, else its mtime.
+        dates = {}
+        if cfg.sources.git.enabled and repo.head:
+            dates = await ingest.last_changed(repo.root, repo.head, [d.path for d in docs])
+        for doc in docs:
+            ts = dates.get(doc.path) or doc.mtime
+            nodes += ingest.doc_nodes(pid, doc, ts, cfg.limits.max_body_chars)
         nodes = nodes[:limit] if limit else nodes
     return [preview_row(n) for n in nodes]
+
+
+def _check_limit(command: str, limit: int | None, what: str) -> None:
+    """A dry run's ``--limit``: none, or 1 or more. Below 1 is refused: the scans would read 0
+    as no limit at all and -1 as one node (or as all but the last)."""
+    if limit is not None and limit < 1:
+        raise UsageError(f"{command} --limit: give a number of {what}, 1 or more")
 
 
 async def scan_structure(
@@ -467,8 +485,7 @@ async def scan_structure(
 
     from .collectors.structure import build_graph, list_tree
 
-    if limit is not None and limit < 1:
-        raise UsageError("scan-structure --limit: give a number of edges, 1 or more")
+    _check_limit("scan-structure", limit, "edges")
     listing = await list_tree(repo.root, cfg.sources.diff.skip_globs)
     graph, _ = await anyio.to_thread.run_sync(build_graph, listing)
     return graph.to_dict(limit)
@@ -481,6 +498,7 @@ async def scan_conversation(
     (with the secrets replaced in each), files read, lines skipped and secrets in total."""
     from .collectors.conversation.step import preview
 
+    _check_limit("scan-conversation", limit, "nodes")
     return (await preview(settings, repo, cfg, limit)).to_dict()
 
 
@@ -491,8 +509,7 @@ async def scan_session(
     nothing; with ``call_model``, also what the chat model makes of each."""
     from .collectors.session.scan import scan_sessions
 
-    if limit is not None and limit < 1:
-        raise UsageError("scan-session --limit: give a number of sessions, 1 or more")
+    _check_limit("scan-session", limit, "sessions")
     return await scan_sessions(engine, limit=limit, call_model=call_model)
 
 
@@ -503,8 +520,7 @@ async def scan_github(
     the secrets replaced in them, and ``github``: "ok" or why gh gave nothing."""
     from .collectors.github.step import preview_github
 
-    if limit is not None and limit < 1:
-        raise UsageError("scan-github --limit: give a number of threads, 1 or more")
+    _check_limit("scan-github", limit, "threads")
     return (await preview_github(repo, cfg, limit)).to_dict()
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "diff_node",
     "diff_nodes",
     "doc_nodes",
+    "last_changed",
     "read_doc_files",
     "shell_nodes",
 ]
@@ -211,6 +212,23 @@ async def read_doc_files(root: Path, config: ProjectConfig) -> list[DocFile]:
         digest = hashlib.sha256(data).hexdigest()
         files.append(DocFile(path, data.decode("utf-8", "replace"), digest, mtime))
     return files
+
+
+async def last_changed(root: Path, rev: str, paths: Iterable[str]) -> dict[str, int]:
+    """When the newest commit reachable from ``rev`` that touched each of ``paths`` was made:
+    the date a sync gives a doc file's sections (it notes it for every path while it walks
+    the commits). For a dry run, which walks nothing else; it stops once all are found."""
+    wanted = set(paths)
+    found: dict[str, int] = {}
+    if not wanted:
+        return found
+    async for commit in walk_commits(root, rev):
+        for _, path in commit.changes:
+            if path in wanted:
+                found.setdefault(path, commit.ts)
+        if len(found) == len(wanted):
+            break
+    return found
 
 
 _RATIONALE = re.compile(

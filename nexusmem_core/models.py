@@ -7,11 +7,13 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 __all__ = [
+    "NODE_KINDS",
     "PROVENANCE_ORDER",
     "Node",
+    "NodeKind",
     "Provenance",
     "SearchResponse",
     "SearchResult",
@@ -24,6 +26,18 @@ __all__ = [
 Provenance = Literal["observed", "authored", "recorded", "derived"]
 PROVENANCE_ORDER: tuple[Provenance, ...] = ("observed", "authored", "recorded", "derived")
 
+# Every kind of node a source writes: the one list adapters validate against and show.
+NodeKind = Literal[
+    "git_commit",
+    "file_diff",
+    "doc_section",
+    "shell_command",
+    "conversation_turn",
+    "session_summary",
+    "github_thread",
+]
+NODE_KINDS: tuple[NodeKind, ...] = get_args(NodeKind)
+
 
 def node_id(project_id: str, kind: str, key: str) -> str:
     """Content-addressed id: the same event always gets the same id, so ingest is idempotent."""
@@ -35,7 +49,7 @@ class Node:
     """One remembered thing, whatever its source."""
 
     project_id: str
-    kind: str
+    kind: NodeKind
     source: str
     ref: str
     title: str
@@ -105,7 +119,7 @@ class SearchResult:
 
 @dataclass
 class SearchResponse:
-    query: str
+    query: str  # as the header repeats it: on one line, cut to fit the budget
     budget: int
     tokens_used: int
     matched: int
@@ -120,9 +134,9 @@ class SearchResponse:
 
     def render(self) -> str:
         """The context block: what an agent reads."""
-        from .retrieval.pack import render_entry
+        from .retrieval.pack import QUERY_HEADER, render_entry
 
-        header = f"Relevant history for: {self.query}"
+        header = f"{QUERY_HEADER}{self.query}"
         if self.all_projects:
             header = (
                 f"scope   {len(self.projects)} project(s): {', '.join(self.projects)}\n\n" + header

@@ -156,7 +156,8 @@ class EntryCheck:
     there, but the one around it is) or ``no-memory`` (the repository is there, its database
     is not), which ``projects --prune`` removes; or, kept because it may come back,
     ``unreachable`` (neither the repository nor its parent directory is there, or it is an
-    empty directory: an unmounted disk looks like that), ``not-a-database`` or ``unreadable``.
+    empty directory: an unmounted disk looks like that), ``not-a-database``, ``damaged`` (a
+    SQLite file shorter than its header says: truncated) or ``unreadable``.
     """
 
     state: str
@@ -190,14 +191,57 @@ def check_entry(entry: ProjectEntry) -> EntryCheck:
 def _check_database(database: Path) -> EntryCheck:
     try:
         with open(database, "rb") as handle:
-            header = handle.read(len(SQLITE_HEADER))
+            header = handle.read(100)
+            size = os.fstat(handle.fileno()).st_size
     except FileNotFoundError:
         return EntryCheck("no-memory", f"database missing: {database} was deleted")
     except OSError as err:
         return EntryCheck("unreadable", f"cannot read {database}: {err.strerror or err}")
-    if header != SQLITE_HEADER:
+    if not header:
+        return EntryCheck(
+            "not-a-database",
+            f"{database} is empty (0 bytes): run `nexusmem sync` in the repository to build it",
+        )
+    if not header.startswith(SQLITE_HEADER):
         return EntryCheck("not-a-database", f"{database} is not a SQLite database")
+    damage = _damage(header, size, _wal_has_frames(database))
+    if damage:
+        return EntryCheck(
+            "damaged",
+            f"{database} {damage}: move it aside and run `nexusmem sync` to build memory anew",
+        )
     return EntryCheck("ok")
+
+
+def _damage(header: bytes, size: int, live: bool) -> str:
+    """What the 100-byte SQLite header says is wrong with a file of ``size`` bytes, or "".
+
+    A file is whole pages, and when the header's page count is valid (its version-valid-for
+    number matches the change counter) it is at least that many. A checkpoint that grows the
+    file writes page 1 before the pages after it, so while a WAL has frames (``live``) the
+    count may be ahead of the file for a moment: then only the header itself is checked.
+    """
+    if len(header) < 100:
+        return f"is cut short inside its header ({size} bytes)"
+    page = int.from_bytes(header[16:18], "big")
+    page = 65536 if page == 1 else page
+    if page < 512 or page & (page - 1):
+        return "has a damaged header (no valid page size)"
+    if live:
+        return ""
+    pages = int.from_bytes(header[28:32], "big")
+    counted = header[24:28] == header[92:96] and pages > 0
+    if size % page or (counted and size < pages * page):
+        expected = f" of the {pages * page:,} its header gives" if counted else ""
+        return f"is cut short: {size:,} bytes{expected} (truncated or damaged)"
+    return ""
+
+
+def _wal_has_frames(database: Path) -> bool:
+    try:
+        return os.path.getsize(f"{database}-wal") > 32  # past the WAL header: frames
+    except OSError:
+        return False
 
 
 def _empty(folder: Path) -> bool:

@@ -19,7 +19,7 @@ from .config import ProjectConfig
 from .embed import EmbedTimeoutError, EmbedUnavailableError
 from .embed.ollama import OllamaEmbedder
 from .engine import Engine
-from .errors import FileAccessError
+from .errors import FileAccessError, UsageError
 from .hygiene.contradictions import check_during_sync
 from .hygiene.deny import DenyFilter
 from .hygiene.review import keep_judgements, restore_judgements
@@ -35,14 +35,42 @@ from .store.db import DB_ERRORS, Database
 from .store.fts import deferred_index
 from .store.nodes import delete_nodes, get_cursor, set_cursor, upsert_nodes, upsert_project
 
-__all__ = ["Progress", "embed_pending", "sync"]
+__all__ = ["Progress", "embed_pending", "git_since", "sync"]
 
 Progress = Callable[[str, int], None]
 BATCH = 2000
+_AGO = re.compile(r"\d+[ .](second|minute|hour|day|week|month|year)s?[ .]ago", re.IGNORECASE)
 
 
 def _noop(_stage: str, _count: int) -> None:
     return None
+
+
+def git_since(text: str | None) -> str | None:
+    """``--since`` as git's ``--since`` reads it exactly; None for None.
+
+    git reads any text as some date ("notadate" is now, "2026-13-45" a day next December), so
+    only forms with one meaning pass: a date (that day's start, local time), a date and time,
+    ``@`` unix seconds, or "N units ago". Anything else is a one-line error.
+    """
+    if text is None:
+        return None
+    import datetime as dt
+
+    value = text.strip()
+    if _AGO.fullmatch(value) or re.fullmatch(r"@\d+", value):
+        return value
+    try:
+        if len(value) == 10:
+            moment = dt.datetime.combine(dt.date.fromisoformat(value), dt.time())
+        else:
+            moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return f"@{int(moment.timestamp())}"  # a naive value is local time, as git reads it
+    except (ValueError, OverflowError, OSError):
+        raise UsageError(
+            f"--since: {text!r} is not a date: use YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS], "
+            "@UNIX_SECONDS or 'N days ago' (or hours, weeks, months, years)"
+        ) from None
 
 
 async def sync(
@@ -67,8 +95,7 @@ async def sync(
     """
     started = time.perf_counter()
     engine.config = _opted_in(engine.config, conversation=conversation, github=github)
-    if since and re.fullmatch(r"\d{4}-\d{2}-\d{2}", since.strip()):
-        since = since.strip() + "T00:00:00"  # git reads a bare date as that day at this hour
+    since = git_since(since)
     db = engine.db
     report = SyncReport(project=engine.repo.name, root=str(engine.repo.root), rebuilt=rebuild)
     async with db.transaction():
@@ -183,7 +210,11 @@ async def _ingest(
             limit = ["-n", str(sources.diff.max_commits)] if full else []
             since_args = [f"--since={since}"] if since else []
             report.diffs = await _sync_diffs(engine, [*limit, *since_args, rev], progress, deny)
-        await set_cursor(db, pid, "git", repo.head)
+        if since is None:
+            # The cursor says every commit up to it is in memory: a --since walk passed the
+            # older ones over, so it leaves the cursor where it was, and the next plain sync
+            # walks them (what this one wrote is unchanged then: ids are content-addressed).
+            await set_cursor(db, pid, "git", repo.head)
         await _prune_unreachable(engine, report, rewritten=full and cursor is not None)
     if sources.docs.enabled:
         await _sync_docs(engine, touched, report, progress, deny)

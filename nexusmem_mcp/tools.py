@@ -11,13 +11,13 @@ from urllib.parse import unquote, urlparse
 from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.errors import NexusMemError
-from nexusmem_core.models import SearchResponse, Status, SyncReport
+from nexusmem_core.models import NODE_KINDS, SearchResponse, Status, SyncReport
 from nexusmem_core.paths import check_path
 
 if TYPE_CHECKING:
@@ -50,6 +50,13 @@ def _client_roots(ctx: Context, project_root: str | None = None) -> ListRoots | 
 
 
 Roots = Annotated[ListRootsResult, Resolve(_client_roots)]
+
+# The schema lists every kind; the handler checks it, so a wrong one gets one line naming them.
+NodeKindArg = Annotated[
+    str | None,
+    WithJsonSchema({"anyOf": [{"type": "string", "enum": list(NODE_KINDS)}, {"type": "null"}]}),
+    Field(description="Only nodes of this kind."),
+]
 
 
 def _root(project_root: str | None, roots: ListRootsResult) -> Path:
@@ -210,9 +217,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         roots: Roots,
         project_root: ProjectRoot = None,
         limit: Annotated[int, Field(ge=1, le=500, description="How many (default 20).")] = 20,
-        kind: Annotated[
-            str | None, Field(description="Only this kind: git_commit, file_diff or doc_section.")
-        ] = None,
+        kind: NodeKindArg = None,
     ) -> str:
         """The most recent things remembered, newest first. Use it to see what happened
         lately without a specific question."""

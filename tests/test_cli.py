@@ -251,3 +251,76 @@ def test_a_reader_that_leaves_early_is_not_an_error(repo: Repo) -> None:
     _, stderr = process.communicate(timeout=60)
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
     assert process.returncode == 141
+
+
+def test_a_long_query_is_echoed_within_the_budget(repo: Repo, home: Path):
+    from nexusmem_core.retrieval.pack import estimate_tokens
+
+    run_cli("init", "-C", str(repo.path))
+    run_cli("sync", "--no-embed", "-C", str(repo.path))
+    text = "why was the retry budget raised\n" * 3200  # 100 KB, pasted with its newlines
+    out = run_cli("query", text, "--budget", "100", "-C", str(repo.path))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("Relevant history for: why was the retry budget raised why")
+    assert out.stdout.splitlines()[0].endswith("...")
+    assert estimate_tokens(out.stdout) <= 100
+    data = json.loads(
+        run_cli("query", text, "--json", "--budget", "100", "-C", str(repo.path)).stdout
+    )
+    assert data["query"].endswith("...") and len(data["query"]) < 400
+    header = f"Relevant history for: {data['query']}\n\n"
+    assert data["tokens_used"] == sum(r["tokens"] for r in data["results"]) + estimate_tokens(
+        header
+    )
+    assert data["tokens_used"] <= 100 and data["results"]
+    every = json.loads(run_cli("query", text, "--json", "--budget", "100", "--all-projects").stdout)
+    assert every["query"] == data["query"] and every["tokens_used"] <= 100
+    short = json.loads(run_cli("query", "retry  budget", "--json", "-C", str(repo.path)).stdout)
+    assert short["query"] == "retry budget"
+
+
+def test_a_scan_limit_below_one_is_a_usage_error(repo: Repo):
+    for scan in ("scan-git", "scan-diff", "scan-docs", "scan-shell", "scan-conversation"):
+        for limit in ("-1", "0"):
+            out = run_cli(scan, "--limit", limit, "-C", str(repo.path))
+            assert out.returncode == 1, (scan, limit, out.stdout)
+            assert out.stderr.startswith(f"error: {scan} --limit: give a number"), out.stderr
+            assert len(out.stderr.strip().splitlines()) == 1 and not out.stdout
+    shown = json.loads(run_cli("scan-git", "--limit", "2", "--json", "-C", str(repo.path)).stdout)
+    assert len(shown) == 2
+
+
+def test_an_empty_repository_path_is_refused(repo: Repo):
+    for args in (("status", "-C", ""), ("-C", "", "status"), ("init", "-C", "")):
+        out = run_cli(*args, cwd=repo.path)
+        assert out.returncode == 2, args
+        assert out.stderr.startswith("error: -C: the path is empty"), out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1 and not out.stdout
+    assert not (repo.path / ".nexusmem").exists()
+
+
+def test_the_repository_path_may_come_before_the_command(repo: Repo, tmp_path: Path):
+    assert run_cli("-C", str(repo.path), "init").returncode == 0
+    assert run_cli("-C", str(repo.path), "sync", "--no-embed", "-q").returncode == 0
+    before = run_cli("-C", str(repo.path), "status", "--json", cwd=tmp_path)
+    assert before.returncode == 0, before.stderr
+    assert json.loads(before.stdout)["nodes"] == 13
+    # As with git, a later relative -C is taken from the one before it.
+    nested = run_cli("-C", str(repo.path.parent), "status", "-C", repo.path.name, "--json")
+    assert json.loads(nested.stdout)["root"] == json.loads(before.stdout)["root"]
+
+
+def test_scan_docs_dates_sections_as_sync_writes_them(repo: Repo):
+    import sqlite3
+
+    from nexusmem_core.retrieval.pack import format_date
+
+    rows = json.loads(run_cli("scan-docs", "--json", "-C", str(repo.path)).stdout)
+    shown = {r["ref"]: r["date"] for r in rows}
+    assert shown["README.md#Install"] == "2026-01-02"  # the commit that last changed it
+    run_cli("init", "-C", str(repo.path))
+    run_cli("sync", "-q", "--no-embed", "-C", str(repo.path))
+    with sqlite3.connect(repo.path / ".nexusmem" / "memory.db") as conn:
+        stored = conn.execute("select ref, ts from nodes where kind = 'doc_section'").fetchall()
+    conn.close()
+    assert shown == {ref: format_date(ts) for ref, ts in stored}

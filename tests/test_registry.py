@@ -133,3 +133,50 @@ def test_two_projects_of_one_name_are_told_apart_by_where_they_are(make_repo, ho
     assert "acme/tool" in scope
     assert f"repo ({first.path.resolve()})" in scope or "repo (~" in scope
     assert scope.count("repo (") == 2, scope
+
+
+def _cut(db: Path, size: int) -> None:
+    for suffix in ("-wal", "-shm"):
+        db.with_name(db.name + suffix).unlink(missing_ok=True)
+    with open(db, "r+b") as handle:
+        handle.truncate(size)
+
+
+def test_an_empty_or_truncated_database_is_not_reported_ok(repo: Repo):
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    assert run_cli("sync", "-q", "--no-embed", "-C", str(repo.path)).returncode == 0
+    db = repo.path / ".nexusmem" / "memory.db"
+    full = db.stat().st_size
+    assert full >= 3 * 4096
+
+    def listed() -> dict:
+        out = run_cli("projects", "--json")
+        assert out.returncode == 0, out.stderr
+        (entry,) = json.loads(out.stdout)["projects"]
+        return entry
+
+    assert listed()["state"] == "ok"
+    _cut(db, full // 4096 // 2 * 4096)  # whole pages, fewer than the header counts
+    half = listed()
+    assert half["state"] == "damaged" and "is cut short" in half["reason"]
+    assert f"of the {full:,} its header gives" in half["reason"]
+    _cut(db, 4096 + 100)  # part of a page
+    assert listed()["state"] == "damaged"
+    skipped = json.loads(run_cli("query", "--all-projects", "retry", "--json").stdout)["skipped"]
+    assert len(skipped) == 1 and "is cut short" in skipped[0]
+    _cut(db, 0)
+    empty = listed()
+    assert empty["state"] == "not-a-database" and "is empty (0 bytes)" in empty["reason"]
+    assert db.is_file()  # reported, never removed
+
+
+def test_an_empty_database_file_says_so_and_sync_builds_it(repo: Repo):
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    db = repo.path / ".nexusmem" / "memory.db"
+    _cut(db, 0)
+    out = run_cli("status", "-C", str(repo.path))
+    assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1
+    assert f"{db} is empty: it holds no memory yet; run `nexusmem sync`" in out.stderr
+    assert db.stat().st_size == 0
+    assert run_cli("sync", "-q", "--no-embed", "-C", str(repo.path)).returncode == 0
+    assert json.loads(run_cli("status", "--json", "-C", str(repo.path)).stdout)["nodes"] == 13

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -229,3 +230,52 @@ def test_secrets_in_commits_patches_and_the_remote_url_never_reach_the_database(
             assert token.encode() not in path.read_bytes(), name
     out = run_cli("query", "-C", str(repo.path), "rotate the CI token").stdout
     assert "[REDACTED]" in out and token not in out
+
+
+@pytest.mark.parametrize("since", ["notadate", "2026-13-45", "2026-02-30", "3 fortnights ago"])
+def test_an_unreadable_since_is_one_line_and_ingests_nothing(repo: Repo, since: str):
+    import sqlite3
+
+    from .conftest import run_cli
+
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    out = run_cli("sync", "--no-embed", "--since", since, "-C", str(repo.path))
+    assert out.returncode == 1
+    assert out.stderr.startswith("error: --since: ") and repr(since) in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    with sqlite3.connect(repo.path / ".nexusmem" / "memory.db") as conn:
+        assert conn.execute("select count(*) from cursors where source = 'git'").fetchone() == (0,)
+    later = run_cli("sync", "--no-embed", "--json", "-C", str(repo.path))
+    assert json.loads(later.stdout)["commits"] == 4
+
+
+@pytest.mark.parametrize("since", ["2026-01-04", "2026-01-04T00:00:00", "@1767484800"])
+async def test_since_reads_a_date_a_time_or_unix_seconds(settings: Settings, repo: Repo, since):
+    async with open_engine(settings, repo.path, create=True) as engine:
+        report = await handlers.sync(engine, since=since, embed=False)
+    assert report.commits == 2
+
+
+async def test_a_since_sync_leaves_the_older_commits_to_the_next_sync(engine: Engine, repo: Repo):
+    first = await handlers.sync(engine, since="2026-01-04", embed=False)
+    assert first.commits == 2
+    later = await handlers.sync(engine, embed=False)
+    titles = {
+        t for (t,) in await engine.db.fetchall("select title from nodes where kind = 'git_commit'")
+    }
+    assert later.commits == 2 and len(titles) == 4
+    assert "feat: add the retry loop" in titles
+
+
+async def test_a_since_sync_after_a_plain_one_does_not_skip_what_came_between(
+    engine: Engine, repo: Repo
+):
+    await handlers.sync(engine, embed=False)
+    repo.commit("fix: an old-dated fix", {"a.txt": "a\n"}, days=1)  # 2026-01-06
+    repo.commit("feat: a new feature", {"b.txt": "b\n"}, days=10)  # 2026-01-16
+    narrow = await handlers.sync(engine, since="2026-01-10", embed=False)
+    assert narrow.commits == 1
+    later = await handlers.sync(engine, embed=False)
+    assert later.commits == 1  # the fix the --since sync passed over
+    again = await handlers.sync(engine, embed=False)
+    assert (again.commits, again.diffs) == (0, 0)

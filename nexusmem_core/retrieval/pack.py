@@ -19,7 +19,9 @@ from ..models import Node, SearchResult
 from ..store.fts import Candidate
 
 __all__ = [
+    "QUERY_HEADER",
     "Packer",
+    "echo_query",
     "estimate_tokens",
     "excerpt",
     "format_date",
@@ -32,6 +34,8 @@ EXCERPT_LINES = 4
 EXCERPT_CHARS = 360
 DIFF_LINES = 12
 HUNK_LEAD = 2  # message lines shown above a commit's best hunk
+QUERY_HEADER = "Relevant history for: "
+ECHO_SHARE = 4  # the header repeating the query takes at most 1/4 of the budget
 
 
 def estimate_tokens(text: str) -> int:
@@ -41,6 +45,29 @@ def estimate_tokens(text: str) -> int:
         return math.ceil(len(text) / 3.6)
     non_ascii = len(text) - len(text.encode("ascii", "ignore"))
     return math.ceil((len(text) - non_ascii) / 3.6) + non_ascii
+
+
+def echo_query(text: str, budget: int) -> tuple[str, int]:
+    """The query as the context block's header repeats it, and the tokens that header takes:
+    on one line, cut with "..." to a quarter of ``budget``. A pasted 100 KB log is a fine
+    query, but repeated whole it would be the whole answer, far past the budget."""
+    line = " ".join(text.split())
+
+    def cost(echo: str) -> int:
+        return estimate_tokens(f"{QUERY_HEADER}{echo}\n\n")
+
+    room = budget // ECHO_SHARE
+    if cost(line) <= room:
+        return line, cost(line)
+    low, high = 0, len(line)  # the longest cut that fits: cost grows with the length
+    while low < high:
+        mid = (low + high + 1) // 2
+        if cost(line[:mid].rstrip() + "...") <= room:
+            low = mid
+        else:
+            high = mid - 1
+    echo = line[:low].rstrip() + "..."
+    return echo, cost(echo)
 
 
 def format_date(ts: int | None) -> str:
@@ -125,7 +152,9 @@ def render_entry(r: SearchResult, tag_project: bool) -> str:
 
 
 class _Titled(Protocol):
-    kind: str
+    @property
+    def kind(self) -> str: ...  # read-only, so a Node's NodeKind is one too
+
     title: str
     meta: dict[str, Any]
 

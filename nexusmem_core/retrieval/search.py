@@ -34,7 +34,7 @@ from .asked import lift_releases
 from .fuse import PROJECT_RRF_K, rrf
 from .group import group_commits
 from .lexical import lexical_candidates
-from .pack import Packer, pack
+from .pack import Packer, echo_query, pack
 from .pairs import pair_reverts
 from .query import Query, parse_query
 from .rank import prior_factor
@@ -164,17 +164,18 @@ async def _with_bodies(engine: Engine, chunk: list[Candidate]) -> None:
 
 
 def _response(
-    query: Query,
+    echo: tuple[str, int],
     budget: int,
     candidates: list[Candidate],
     results: list[SearchResult],
     names: dict[str, str],
     all_projects: bool,
 ) -> SearchResponse:
+    """The response; ``echo`` is the query as its header repeats it, and that header's tokens."""
     return SearchResponse(
-        query=query.text,
+        query=echo[0],
         budget=budget,
-        tokens_used=sum(r.tokens for r in results),
+        tokens_used=echo[1] + sum(r.tokens for r in results),
         matched=len(candidates),
         results=results,
         all_projects=all_projects,
@@ -197,7 +198,9 @@ async def search(
     query = parse_query(text)
     candidates, used = await ranked(engine, query, vector, moment, now)
     names = {engine.project_id: engine.repo.name}
-    packer = Packer(budget, engine.config.retrieval.sibling_cap, query.excerpt_terms, names)
+    echo = echo_query(text, budget)  # the header's tokens come out of the budget first
+    cap = engine.config.retrieval.sibling_cap
+    packer = Packer(budget - echo[1], cap, query.excerpt_terms, names)
     # Bodies (patches up to maxBodyChars) are read a few at a time, only until the budget
     # is full: most of the 100 candidates never get a look.
     for start in range(0, len(candidates), BODY_CHUNK):
@@ -208,7 +211,7 @@ async def search(
                 packer.offer(c)
         if packer.full:
             break
-    response = _response(query, budget, candidates, packer.chosen, names, all_projects=False)
+    response = _response(echo, budget, candidates, packer.chosen, names, all_projects=False)
     response.vector = used
     return response
 
@@ -258,7 +261,8 @@ async def search_all(
             c.score = 1.0 / (PROJECT_RRF_K + rank)  # each project's list fused by rank
             fused.append(c)
     names = distinct_names(named)
-    results = pack(fused, query.excerpt_terms, budget, 2, names, tag_project=True)
-    response = _response(query, budget, fused, results, names, all_projects=True)
+    echo = echo_query(text, budget)
+    results = pack(fused, query.excerpt_terms, budget - echo[1], 2, names, tag_project=True)
+    response = _response(echo, budget, fused, results, names, all_projects=True)
     response.skipped = skipped
     return response

@@ -336,6 +336,8 @@ async def _prepare(db: Database, read_only: bool) -> None:
     # and in the free space of pages until a VACUUM (which a killed forget never reached).
     await db.execute("pragma secure_delete = on")
     version = await schema_version(db)
+    if version == 0:
+        await _check_not_foreign(db)
     if version > LATEST:
         raise StoreError(
             f"{path} was written by a newer NexusMem (schema v{version}, this one knows "
@@ -345,10 +347,29 @@ async def _prepare(db: Database, read_only: bool) -> None:
         await db.execute("pragma journal_mode = wal")
         await db.execute("pragma synchronous = normal")
         await migrate(db)
+    elif version == 0:
+        # No migration at all: not a database an older NexusMem wrote, but an empty file (an
+        # init or a copy cut short). A writable open builds the schema in it.
+        raise StoreError(
+            f"{path} is empty: it holds no memory yet; run `nexusmem sync` in that repository "
+            "to build it there"
+        )
     elif version < LATEST:
         raise StoreError(
             f"{path} is from an older NexusMem (schema v{version}): run `nexusmem sync` "
             "to upgrade it"
+        )
+
+
+async def _check_not_foreign(db: Database) -> None:
+    """Refuse a SQLite database that holds tables but none of NexusMem's: migrating would add
+    NexusMem's tables to someone else's data. (NexusMem makes ``schema_migrations`` before
+    any other table, so a memory cut short before its first migration is not taken for one.)"""
+    names = {name for (name,) in await db.fetchall("select name from sqlite_master")}
+    if names and "schema_migrations" not in names:
+        raise StoreError(
+            f"{db.path} is not a NexusMem database (it holds other tables): move it aside, then "
+            "run `nexusmem sync` to build memory there"
         )
 
 

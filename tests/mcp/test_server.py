@@ -279,3 +279,37 @@ async def test_the_deny_list_resource_masks_what_was_forgotten(
     assert "S3 timed out" not in text and "back(off|up)" not in text
     assert entries[0]["length"] == len("S3 timed out")
     assert "candidates" in json.loads(stale.contents[0].text)
+
+
+async def test_search_memory_echoes_a_long_query_within_its_budget(server, repo: Repo):
+    root = {"project_root": str(repo.path)}
+    async with Client(server) as client:
+        await client.call_tool("sync_project", root)
+        result = await client.call_tool(
+            "search_memory", {"query": "retry budget " * 8000, "budget": 200, **root}
+        )
+    data = result.structured_content
+    assert data["query"].endswith("...") and len(data["query"]) < 400
+    assert data["tokens_used"] <= 200
+    assert len(result.content[0].text) < 200 * 4
+
+
+async def test_list_recent_memory_knows_every_kind_and_names_them_for_a_wrong_one(
+    server, repo: Repo
+):
+    from nexusmem_core.models import NODE_KINDS
+
+    root = {"project_root": str(repo.path)}
+    async with Client(server) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        await client.call_tool("sync_project", root)
+        wrong = await client.call_tool("list_recent_memory", {"kind": "commit", **root})
+        docs = await client.call_tool("list_recent_memory", {"kind": "doc_section", **root})
+    schema = tools["list_recent_memory"].input_schema["properties"]["kind"]
+    listed = [v for option in schema["anyOf"] for v in option.get("enum", [])]
+    assert listed == list(NODE_KINDS) and {"shell_command", "github_thread"} <= set(listed)
+    text = wrong.content[0].text
+    assert wrong.is_error and "\n" not in text
+    assert "kind: 'commit' is not a kind of node" in text
+    assert all(kind in text for kind in NODE_KINDS)
+    assert not docs.is_error and "(doc_section " in docs.content[0].text

@@ -1,10 +1,16 @@
-"""The connection factory: every connection zeroes what it deletes."""
+"""The connection factory: every connection zeroes what it deletes, and a file that holds no
+NexusMem memory is named for what it is."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
+import pytest
+
+from nexusmem_core.errors import StoreError
 from nexusmem_core.store.db import open_database
+from nexusmem_core.store.migrations import LATEST, schema_version
 
 
 async def test_every_connection_zeroes_what_it_deletes(tmp_path: Path):
@@ -20,3 +26,32 @@ async def test_every_connection_zeroes_what_it_deletes(tmp_path: Path):
         assert b"plum-heron-" not in path.read_bytes()  # no VACUUM ran: zeroed as freed
     async with open_database(path, read_only=True) as db:
         assert await db.fetchone("pragma secure_delete") == (1,)
+
+
+async def test_an_empty_file_is_called_empty_and_a_write_builds_memory_in_it(tmp_path: Path):
+    path = tmp_path / "memory.db"
+    path.write_bytes(b"")
+    with pytest.raises(StoreError, match=r"memory.db is empty: .*run `nexusmem sync`") as err:
+        async with open_database(path, read_only=True):
+            pass
+    assert "older NexusMem" not in str(err.value) and path.stat().st_size == 0
+    async with open_database(path) as db:
+        assert await schema_version(db) == LATEST
+
+
+async def test_another_programs_database_is_refused_and_left_as_it_was(tmp_path: Path):
+    path = tmp_path / "memory.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("create table notes (body text)")
+        conn.execute("insert into notes values ('mine')")
+    conn.close()
+    for read_only in (True, False):
+        with pytest.raises(StoreError, match=r"is not a NexusMem database .*move it aside"):
+            async with open_database(path, read_only=read_only):
+                pass
+    with sqlite3.connect(path) as conn:
+        names = [n for (n,) in conn.execute("select name from sqlite_master")]
+        assert names == ["notes"] and conn.execute("select body from notes").fetchall() == [
+            ("mine",)
+        ]
+    conn.close()

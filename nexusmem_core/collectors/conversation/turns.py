@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ...models import Node
+from ...models import Node, NodeKind
 from ...redact import redact, redact_count
 from ..docs import markdown_headings  # the docs' own Markdown heading and fence rules
 from .paths import RepoPaths
@@ -34,7 +34,7 @@ from .transcript import Transcript
 
 __all__ = ["KIND", "Built", "split_reply", "turn_nodes", "turn_signal"]
 
-KIND = "conversation_turn"
+KIND: NodeKind = "conversation_turn"
 TITLE_CHARS = 100
 FIRST_LINE_CHARS = 200  # the question's first line, as repeated after the first chunk
 

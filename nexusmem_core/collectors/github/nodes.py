@@ -25,12 +25,12 @@ from datetime import datetime
 from typing import Any
 
 from ...ingest import cap
-from ...models import Node
+from ...models import Node, NodeKind
 from ...redact import redact_tally
 
 __all__ = ["KIND", "SOURCE", "Unreadable", "thread_node", "thread_signal"]
 
-KIND = "github_thread"
+KIND: NodeKind = "github_thread"
 SOURCE = "github"
 
 _BUG_LABEL = re.compile(r"bug|regression|crash|defect|incident", re.IGNORECASE)
