@@ -229,7 +229,9 @@ async def cmd_query(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(response.to_dict())
     else:
-        sys.stdout.write(response.render())
+        from nexusmem_core.render import render_search
+
+        sys.stdout.write(render_search(response))
     return 0
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .collectors.git import RepoInfo, git
 from .store import audit
@@ -32,7 +32,8 @@ from .store.nodes import get_cursor
 from .store.rekey import rekey
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .config import Settings
+    from .registry import ProjectEntry
 
 __all__ = [
     "Change",
@@ -124,6 +125,18 @@ async def adopt(db: Database, repo: RepoInfo) -> list[Prior]:
             db, repo.project_id, "carry-over", moved, old_id=prior.id, reason=prior.reason
         )
     return priors
+
+
+class Engine(Protocol):
+    """What settling reads and sets of an open engine (engine.Engine; named so, engine.py,
+    which settles every engine it opens, is not imported back)."""
+
+    db: Database
+    repo: RepoInfo
+    settings: Settings
+    prior: Prior | None
+
+    def registry_entry(self) -> ProjectEntry: ...
 
 
 async def settle(engine: Engine, *, writable: bool) -> None:

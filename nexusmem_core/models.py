@@ -132,21 +132,6 @@ class SearchResponse:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    def render(self) -> str:
-        """The context block: what an agent reads."""
-        from .retrieval.pack import QUERY_HEADER, render_entry
-
-        header = f"{QUERY_HEADER}{self.query}"
-        if self.all_projects:
-            header = (
-                f"scope   {len(self.projects)} project(s): {', '.join(self.projects)}\n\n" + header
-            )
-        body = "\n".join(render_entry(r, self.all_projects) for r in self.results)
-        text = f"{header}\n\n{body or '(nothing in memory matches)'}\n"
-        if self.skipped:
-            text += "\n" + "".join(f"skipped: {why}\n" for why in self.skipped)
-        return text
-
 
 @dataclass
 class SyncReport:

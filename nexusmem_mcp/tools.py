@@ -19,6 +19,7 @@ from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.errors import NexusMemError
 from nexusmem_core.models import NODE_KINDS, SearchResponse, Status, SyncReport
 from nexusmem_core.paths import check_path
+from nexusmem_core.render import render_search
 
 if TYPE_CHECKING:
     from .server import AppContext
@@ -149,7 +150,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
                 response = await handlers.search(engine, query, budget, vector, as_of)
         except NexusMemError as err:
             raise ToolError(str(err)) from err
-        return _text(response.render(), response.to_dict())
+        return _text(render_search(response), response.to_dict())
 
     @server.tool(annotations=WRITES)
     async def sync_project(

@@ -29,12 +29,9 @@ of a commit ("when was that corrected?").
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Any, Protocol, TypeVar
 
 from ..collectors.changelog import is_changelog, version_of
-
-if TYPE_CHECKING:
-    from ..store.fts import Candidate
 
 __all__ = ["LIFT", "asks_release", "asks_undone", "is_release_section", "lift_releases"]
 
@@ -65,7 +62,19 @@ def asks_release(text: str) -> bool:
     return _RELEASE.search(text) is not None
 
 
-def is_release_section(c: Candidate) -> bool:
+class _Candidate(Protocol):
+    """What a lift reads of a candidate (store.fts.Candidate; named so, the store, which
+    parses queries with this package, is not imported back)."""
+
+    kind: str
+    meta: dict[str, Any]
+    score: float
+
+
+C = TypeVar("C", bound=_Candidate)
+
+
+def is_release_section(c: _Candidate) -> bool:
     """A changelog's section for one release (collectors/changelog.py)."""
     if c.kind != "doc_section":
         return False
@@ -78,7 +87,7 @@ def is_release_section(c: Candidate) -> bool:
     )
 
 
-def lift_releases(candidates: list[Candidate]) -> list[Candidate]:
+def lift_releases(candidates: list[C]) -> list[C]:
     """For a release question: its release sections lifted; best first again."""
     for c in candidates:
         if is_release_section(c):

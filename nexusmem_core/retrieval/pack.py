@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ..models import Node, SearchResult
+from ..render import QUERY_HEADER, render_entry
 from ..store.fts import Candidate
 
 __all__ = [
-    "QUERY_HEADER",
     "Packer",
     "echo_query",
     "estimate_tokens",
@@ -27,14 +27,12 @@ __all__ = [
     "format_date",
     "pack",
     "preview_row",
-    "render_entry",
 ]
 
 EXCERPT_LINES = 4
 EXCERPT_CHARS = 360
 DIFF_LINES = 12
 HUNK_LEAD = 2  # message lines shown above a commit's best hunk
-QUERY_HEADER = "Relevant history for: "
 ECHO_SHARE = 4  # the header repeating the query takes at most 1/4 of the budget
 
 
@@ -129,26 +127,6 @@ def excerpt(candidate: Candidate, terms: Sequence[str]) -> str:
         shown = [f"{hunk.meta.get('path', '')}:", *_diff_excerpt(hunk.body, terms)]
         text = "\n".join([*([text] if text else []), *(line[:200] for line in shown)])
     return text
-
-
-_LINKED = {
-    "retry": "  -- linked as the fix (the same command passed)",
-    "discussion": "  -- linked as the fix (discussed here)",
-}
-
-
-def render_entry(r: SearchResult, tag_project: bool) -> str:
-    """One result as the model reads it: a dated, tagged header and an indented excerpt."""
-    tags = [f"[{r.provenance}]"] + ([f"[{r.capture}]"] if r.capture else [])
-    if r.trust in ("verified", "rejected"):
-        tags.append(f"[{r.trust}]")
-    if r.superseded:
-        tags.append("[superseded]")
-    if tag_project:
-        tags.append(f"[{r.project}]")
-    lines = [f"- {r.date} {' '.join(tags)} {r.title}{_LINKED.get(r.link or '', '')}"]
-    lines += ["  " + line for line in r.summary.split("\n") if r.summary]
-    return "\n".join(lines)
 
 
 class _Titled(Protocol):

@@ -8,12 +8,11 @@ change is a new entry at the end. ``tests/store/test_migrations.py`` pins the re
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
 
 from ..retrieval.cjk import CJK_GLOB
-
-if TYPE_CHECKING:
-    from .db import Database
 
 __all__ = ["LATEST", "MIGRATIONS", "migrate", "schema_version"]
 
@@ -416,6 +415,16 @@ MIGRATIONS: list[tuple[int, str, str]] = [
 
 
 LATEST = MIGRATIONS[-1][0]
+
+
+class Database(Protocol):
+    """What migrating needs of a connection (store.db.Database; named so, db.py, which
+    migrates every database it opens, is not imported back)."""
+
+    async def execute(self, sql: str, params: Sequence[Any] = ...) -> int: ...
+    async def fetchone(self, sql: str, params: Sequence[Any] = ...) -> tuple[Any, ...] | None: ...
+    async def fetchall(self, sql: str, params: Sequence[Any] = ...) -> list[tuple[Any, ...]]: ...
+    def transaction(self) -> AbstractAsyncContextManager[Any]: ...
 
 
 async def schema_version(db: Database) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine
+from nexusmem_core.render import render_search
 
 from ...conftest import Repo, changed, run_cli
 from ...test_shell_sync import log_command
@@ -228,7 +229,7 @@ async def test_a_failure_discussed_in_a_transcript_is_linked_to_it(
     assert "conversation: 1 changed transcript(s) read, 0 broken" in out.stdout
     found = await handlers.search(engine, "alembic upgrade head failed", vector=False)
     linked = "alembic upgrade head just failed, why?  -- linked as the fix (discussed here)"
-    assert linked in found.render()
+    assert linked in render_search(found)
 
 
 async def test_a_first_sync_links_a_discussion_too(
