@@ -1,5 +1,6 @@
 """MCP tools and resources. Each one translates arguments, calls one core handler, and
-translates the result; no SQL and no decisions live here."""
+translates the result; no SQL and no decisions live here. The project's errors raised in a
+tool are worded once, by the server (``server.NexusMemServer``)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from nexusmem_core.errors import NexusMemError
 from nexusmem_core.models import NODE_KINDS, SearchResponse, Status, SyncReport
 from nexusmem_core.paths import check_path
 from nexusmem_core.render import render_search
+
+from .errors import said
 
 if TYPE_CHECKING:
     from .server import AppContext
@@ -90,10 +93,7 @@ def _app(ctx: Context) -> AppContext:
 
 
 async def _engine(ctx: Context, root: Path, create: bool = False) -> Engine:
-    try:
-        return await _app(ctx).pool.get(root, create=create)
-    except NexusMemError as err:
-        raise ToolError(str(err)) from err
+    return await _app(ctx).pool.get(root, create=create)
 
 
 def register(server: MCPServer[Any], settings: Settings) -> None:
@@ -141,15 +141,11 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         sections are claims that may be out of date. [post-install] events were recorded as
         they happened, [backfilled] ones imported from before NexusMem was set up,
         [origin-unknown] ones carry no date. A linked fix follows the failure it fixed."""
-        try:
-            if all_projects:
-                settings = _app(ctx).settings
-                response = await handlers.search_all(settings, query, budget, vector, as_of)
-            else:
-                engine = await _engine(ctx, _root(project_root, roots))
-                response = await handlers.search(engine, query, budget, vector, as_of)
-        except NexusMemError as err:
-            raise ToolError(str(err)) from err
+        if all_projects:
+            response = await handlers.search_all(settings, query, budget, vector, as_of)
+        else:
+            engine = await _engine(ctx, _root(project_root, roots))
+            response = await handlers.search(engine, query, budget, vector, as_of)
         return _text(render_search(response), response.to_dict())
 
     @server.tool(annotations=WRITES)
@@ -184,16 +180,13 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         """Bring the repository's memory up to date with its history and docs (only what is
         new since the last sync). Sets NexusMem up in the repository if it is not yet."""
         engine = await _engine(ctx, _root(project_root, roots), create=True)
-        try:
-            report = await handlers.sync(
-                engine,
-                rebuild=rebuild,
-                link_failures=link_failures,
-                conversation=conversation,
-                github=github,
-            )
-        except NexusMemError as err:
-            raise ToolError(str(err)) from err
+        report = await handlers.sync(
+            engine,
+            rebuild=rebuild,
+            link_failures=link_failures,
+            conversation=conversation,
+            github=github,
+        )
         text = (
             f"synced {report.project} in {report.seconds:.2f}s: {report.commits} commit(s), "
             f"{report.diffs} file diff(s), {report.docs_sections} doc section(s), "
@@ -223,10 +216,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         """The most recent things remembered, newest first. Use it to see what happened
         lately without a specific question."""
         engine = await _engine(ctx, _root(project_root, roots))
-        try:
-            rows = await handlers.list_recent(engine, limit, kind)
-        except NexusMemError as err:
-            raise ToolError(str(err)) from err
+        rows = await handlers.list_recent(engine, limit, kind)
         return (
             "\n".join(
                 f"- {r['date']} [{r['provenance']}] {r['title']}  ({r['kind']} {r['id'][:12]})"
@@ -242,7 +232,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
             async with open_engine(settings, Path.cwd(), read_only=True) as engine:
                 status = await handlers.status(engine)
         except NexusMemError as err:
-            raise ResourceError(str(err)) from err
+            raise ResourceError(said(err)) from err
         return json.dumps(status.to_dict(), indent=2)
 
     @server.resource("nexusmem://node/{node_id}", mime_type="application/json")
@@ -259,4 +249,4 @@ async def _resource_engine(ctx: Context, root: Path) -> Engine:
     try:
         return await _app(ctx).pool.get(root)
     except NexusMemError as err:
-        raise ResourceError(str(err)) from err
+        raise ResourceError(said(err)) from err

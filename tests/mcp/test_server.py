@@ -98,7 +98,7 @@ async def test_errors_come_back_as_tool_errors(server, tmp_path: Path, repo: Rep
             "search_memory", {"query": "x", "project_root": str(repo.path), "budget": 1}
         )
     assert missing.is_error and "does not exist" in missing.content[0].text
-    assert uninit.is_error and "nexusmem init" in uninit.content[0].text
+    assert uninit.is_error and "call sync_project" in uninit.content[0].text
     assert bad.is_error
 
 
