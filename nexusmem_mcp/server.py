@@ -15,8 +15,9 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, InputRequiredResult
+from pydantic import ValidationError
 
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine, read_project
@@ -25,7 +26,7 @@ from nexusmem_core.files import obstacle
 from nexusmem_core.logging import configure_logging
 from nexusmem_core.paths import DB_FILE, workspace_dir
 
-from .errors import said
+from .errors import refused, said
 
 __all__ = ["AppContext", "EnginePool", "NexusMemServer", "build_server", "main", "serve"]
 
@@ -128,8 +129,9 @@ class AppContext:
 class NexusMemServer(MCPServer[AppContext]):
     """An MCPServer whose failed tool calls say what went wrong in one line, in MCP's words.
 
-    The SDK hides the text of any exception a tool raises but ToolError. Here, once for every
-    tool, the project's errors are worded for the client.
+    The SDK hides the text of any exception a tool raises but ToolError, and answers arguments
+    that fail validation with pydantic's (several lines and a URL). Here, once for every tool,
+    the project's errors are worded for the client and refused arguments named one by one.
     """
 
     async def call_tool(
@@ -141,6 +143,11 @@ class NexusMemServer(MCPServer[AppContext]):
             cause = err.__cause__
             if isinstance(cause, NexusMemError):
                 raise ToolError(f"Error executing tool {name}: {said(cause)}") from cause
+            # Arguments are validated before the tool runs, and refused as a ToolError; a
+            # ValidationError under an UnexpectedToolError is a result that broke its schema.
+            if isinstance(cause, ValidationError) and not isinstance(err, UnexpectedToolError):
+                schema = next(t.input_schema for t in await self.list_tools() if t.name == name)
+                raise ToolError(f"Error executing tool {name}: {refused(cause, schema)}") from cause
             raise
 
 

@@ -80,3 +80,33 @@ async def test_arguments_the_core_refuses_are_named_as_the_tool_names_them(serve
     assert "the regular expression is empty" in one_line(empty)
     assert "forget each line on its own, or a regular expression" in one_line(lines)
     assert "'zz' is not a node id" in one_line(node)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "said"),
+    [
+        ("search_memory", {"query": "x", "budget": 10}, "budget: must be between 50 and 200000"),
+        ("search_memory", {"query": "x", "budget": "lots"}, "budget: must be a whole number"),
+        ("search_memory", {}, "query: is required"),
+        ("list_recent_memory", {"limit": -1}, "limit: must be between 1 and 500"),
+        ("list_stale", {"min_age_days": 0}, "min_age_days: must be between 1 and 3650"),
+        (
+            "review_memory",
+            {"node_id": "abcd", "verdict": "maybe"},
+            "verdict: must be one of 'verify', 'reject' or 'clear'",
+        ),
+        (
+            "forget_memory",
+            {"value": "x", "confirm": "perhaps"},
+            "confirm: must be true or false",
+        ),
+    ],
+)
+async def test_arguments_out_of_range_or_of_the_wrong_type_get_one_line(
+    server, repo: Repo, tool: str, arguments: dict[str, object], said: str
+):
+    async with Client(server) as client:
+        result = await client.call_tool(tool, {"project_root": str(repo.path), **arguments})
+    text = one_line(result)
+    assert text == f"Error executing tool {tool}: {said}"
+    assert "pydantic" not in text and "validation error" not in text
