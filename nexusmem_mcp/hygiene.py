@@ -17,6 +17,9 @@ from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import open_engine
 from nexusmem_core.errors import NexusMemError
+from nexusmem_core.hygiene.forget import ForgetReport
+from nexusmem_core.hygiene.review import MarkStaleResult, ReviewResult
+from nexusmem_core.hygiene.stale import OpenSuggestions, StaleReport
 
 from .errors import said
 from .tools import READ_ONLY, WRITES, ProjectRoot, Roots, _engine, _root, _text
@@ -45,7 +48,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         project_root: ProjectRoot = None,
         min_age_days: Annotated[int, Field(ge=1, le=3650)] = 45,
         limit: Annotated[int, Field(ge=1, le=500)] = 20,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, StaleReport]:
         """Claims that may be out of date: doc sections, conversations and summaries older
         than min_age_days that nothing newer confirms, oldest first, each with any "likely
         superseded by" suggestion already on file. Read-only; nothing is marked."""
@@ -59,7 +62,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         roots: Roots,
         project_root: ProjectRoot = None,
         limit: Annotated[int, Field(ge=1, le=500)] = 50,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, OpenSuggestions]:
         """Open "likely superseded by" suggestions: an older node, and the newer node a local
         model judged to contradict it. Nobody has acted on them yet; use mark_stale to accept
         one. Read-only."""
@@ -79,7 +82,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         old_id: NodeId,
         new_id: Annotated[str, Field(description="The newer node that replaces old_id.")],
         project_root: ProjectRoot = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, MarkStaleResult]:
         """Record that new_id supersedes old_id: the old node ranks lower from now on and is
         tagged [superseded], but stays searchable. Nothing is deleted."""
         engine = await _engine(ctx, _root(project_root, roots))
@@ -98,7 +101,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         ],
         note: Annotated[str | None, Field(description="Why, for the audit trail.")] = None,
         project_root: ProjectRoot = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, ReviewResult]:
         """Record a person's judgement of one node, shown as [verified] or [rejected]. A
         rejected node ranks lower but is never hidden; verify only labels. Call it only on
         the user's word."""
@@ -125,7 +128,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         ignore_case: bool = False,
         reason: str | None = None,
         project_root: ProjectRoot = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, ForgetReport]:
         """Forget every remembered node that contains value (a secret, a name): removed with
         its vector and index entry, a hash-only tombstone left, and value denied to every
         later sync. Destructive: a dry run unless confirm is true; the result says what would

@@ -12,7 +12,7 @@ from urllib.parse import unquote, urlparse
 from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
-from pydantic import Field, WithJsonSchema
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
@@ -61,6 +61,25 @@ NodeKindArg = Annotated[
     WithJsonSchema({"anyOf": [{"type": "string", "enum": list(NODE_KINDS)}, {"type": "null"}]}),
     Field(description="Only nodes of this kind."),
 ]
+
+
+class RecentNode(BaseModel):
+    """One remembered node, as list_recent_memory lists it."""
+
+    id: str
+    kind: str
+    ref: str
+    title: str
+    date: str
+    ts: int | None
+    provenance: str
+    trust: str
+    signal: float
+    superseded: bool
+
+
+class RecentMemory(BaseModel):
+    nodes: list[RecentNode]
 
 
 def _root(project_root: str | None, roots: ListRootsResult) -> Path:
@@ -212,18 +231,16 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         project_root: ProjectRoot = None,
         limit: Annotated[int, Field(ge=1, le=500, description="How many (default 20).")] = 20,
         kind: NodeKindArg = None,
-    ) -> str:
+    ) -> Annotated[CallToolResult, RecentMemory]:
         """The most recent things remembered, newest first. Use it to see what happened
         lately without a specific question."""
         engine = await _engine(ctx, _root(project_root, roots))
         rows = await handlers.list_recent(engine, limit, kind)
-        return (
-            "\n".join(
-                f"- {r['date']} [{r['provenance']}] {r['title']}  ({r['kind']} {r['id'][:12]})"
-                for r in rows
-            )
-            or "(memory is empty: call sync_project)"
+        text = "\n".join(
+            f"- {r['date']} [{r['provenance']}] {r['title']}  ({r['kind']} {r['id'][:12]})"
+            for r in rows
         )
+        return _text(text or "(memory is empty: call sync_project)", {"nodes": rows})
 
     @server.resource("nexusmem://status", mime_type="application/json")
     async def status_resource() -> str:
