@@ -22,7 +22,7 @@ from nexusmem_core.hygiene.review import MarkStaleResult, ReviewResult
 from nexusmem_core.hygiene.stale import OpenSuggestions, StaleReport
 
 from .errors import said
-from .tools import READ_ONLY, WRITES, ProjectRoot, Roots, _engine, _root, _text
+from .tools import READ_ONLY, WRITES, ProjectRoot, Roots, _engine, _text
 
 __all__ = ["register_hygiene"]
 
@@ -52,7 +52,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         """Claims that may be out of date: doc sections, conversations and summaries older
         than min_age_days that nothing newer confirms, oldest first, each with any "likely
         superseded by" suggestion already on file. Read-only; nothing is marked."""
-        engine = await _engine(ctx, _root(project_root, roots))
+        engine = await _engine(ctx, roots, project_root)
         report = await handlers.stale(engine, min_age_days, limit)
         return _text(_stale_text(report), report.to_dict())
 
@@ -66,7 +66,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         """Open "likely superseded by" suggestions: an older node, and the newer node a local
         model judged to contradict it. Nobody has acted on them yet; use mark_stale to accept
         one. Read-only."""
-        engine = await _engine(ctx, _root(project_root, roots))
+        engine = await _engine(ctx, roots, project_root)
         found = await handlers.open_suggestions(engine, limit)
         lines = [
             f"- {s.old_id[:12]} {s.old_title} ({s.old_date})\n"
@@ -85,7 +85,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
     ) -> Annotated[CallToolResult, MarkStaleResult]:
         """Record that new_id supersedes old_id: the old node ranks lower from now on and is
         tagged [superseded], but stays searchable. Nothing is deleted."""
-        engine = await _engine(ctx, _root(project_root, roots))
+        engine = await _engine(ctx, roots, project_root)
         done = await handlers.mark_stale(engine, old_id, new_id)
         verb = "now supersedes" if done.changed else "already superseded"
         return _text(f"{done.new_title} {verb} {done.old_title}", done.to_dict())
@@ -106,7 +106,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         rejected node ranks lower but is never hidden; verify only labels. Call it only on
         the user's word."""
         trust = {"verify": "verified", "reject": "rejected", "clear": "candidate"}[verdict]
-        engine = await _engine(ctx, _root(project_root, roots))
+        engine = await _engine(ctx, roots, project_root)
         done = await handlers.review(engine, node_id, trust, note)
         return _text(f"{done.title}: {done.previous} -> {done.trust}", done.to_dict())
 
@@ -133,7 +133,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         its vector and index entry, a hash-only tombstone left, and value denied to every
         later sync. Destructive: a dry run unless confirm is true; the result says what would
         be or was removed. Call it only on the user's request."""
-        engine = await _engine(ctx, _root(project_root, roots))
+        engine = await _engine(ctx, roots, project_root)
         report = await handlers.forget(
             engine, value, regex=regex, ignore_case=ignore_case, reason=reason, apply=confirm
         )

@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
-from urllib.parse import unquote, urlparse
 
 from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, WithJsonSchema
 
@@ -19,10 +18,10 @@ from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.errors import NexusMemError
 from nexusmem_core.models import NODE_KINDS, SearchResponse, Status, SyncReport
-from nexusmem_core.paths import check_path
 from nexusmem_core.render import render_search
 
 from .errors import said
+from .roots import project_path
 
 if TYPE_CHECKING:
     from .server import AppContext
@@ -39,8 +38,8 @@ WRITES = ToolAnnotations(
 ProjectRoot = Annotated[
     str | None,
     Field(
-        description="Absolute path of the repository. Omit it to use the client's workspace "
-        "root, or else the server's working directory."
+        description="Absolute path of the repository. Omit it to use the first of the "
+        "client's roots that is in a git repository, or else the server's working directory."
     ),
 ]
 
@@ -82,25 +81,6 @@ class RecentMemory(BaseModel):
     nodes: list[RecentNode]
 
 
-def _root(project_root: str | None, roots: ListRootsResult) -> Path:
-    if project_root:
-        return _checked(project_root, "project_root")
-    for root in roots.roots:
-        uri = urlparse(str(root.uri))
-        if uri.scheme == "file":
-            return _checked(unquote(uri.path), "project_root (the client's root)")
-    return Path.cwd()
-
-
-def _checked(path: str, name: str) -> Path:
-    """``path``, or a tool error naming ``name`` if no file system call could take it."""
-    try:
-        check_path(path, name)
-    except NexusMemError as err:
-        raise ToolError(str(err)) from err
-    return Path(path)
-
-
 def _text(text: str, structured: dict[str, Any]) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content=structured
@@ -111,8 +91,11 @@ def _app(ctx: Context) -> AppContext:
     return cast("AppContext", ctx.request_context.lifespan_context)
 
 
-async def _engine(ctx: Context, root: Path, create: bool = False) -> Engine:
-    return await _app(ctx).pool.get(root, create=create)
+async def _engine(
+    ctx: Context, roots: ListRootsResult, project_root: str | None, create: bool = False
+) -> Engine:
+    """The open engine of the repository the call names (see ``roots.project_path``)."""
+    return await _app(ctx).pool.get(await project_path(project_root, roots), create=create)
 
 
 def register(server: MCPServer[Any], settings: Settings) -> None:
@@ -163,7 +146,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         if all_projects:
             response = await handlers.search_all(settings, query, budget, vector, as_of)
         else:
-            engine = await _engine(ctx, _root(project_root, roots))
+            engine = await _engine(ctx, roots, project_root)
             response = await handlers.search(engine, query, budget, vector, as_of)
         return _text(render_search(response), response.to_dict())
 
@@ -198,7 +181,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
     ) -> Annotated[CallToolResult, SyncReport]:
         """Bring the repository's memory up to date with its history and docs (only what is
         new since the last sync). Sets NexusMem up in the repository if it is not yet."""
-        engine = await _engine(ctx, _root(project_root, roots), create=True)
+        engine = await _engine(ctx, roots, project_root, create=True)
         report = await handlers.sync(
             engine,
             rebuild=rebuild,
@@ -220,7 +203,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
     ) -> Annotated[CallToolResult, Status]:
         """What this repository's memory holds: node counts by kind, the date range, the last
         sync, and whether vector search is available."""
-        engine = await _engine(ctx, _root(project_root, roots))
+        engine = await _engine(ctx, roots, project_root)
         status = await handlers.status(engine)
         return _text(handlers.status_text(status), status.to_dict())
 
@@ -234,7 +217,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
     ) -> Annotated[CallToolResult, RecentMemory]:
         """The most recent things remembered, newest first. Use it to see what happened
         lately without a specific question."""
-        engine = await _engine(ctx, _root(project_root, roots))
+        engine = await _engine(ctx, roots, project_root)
         rows = await handlers.list_recent(engine, limit, kind)
         text = "\n".join(
             f"- {r['date']} [{r['provenance']}] {r['title']}  ({r['kind']} {r['id'][:12]})"

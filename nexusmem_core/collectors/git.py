@@ -36,6 +36,7 @@ __all__ = [
     "normalize_origin",
     "parse_header",
     "read_repo",
+    "toplevel",
     "walk_commits",
 ]
 
@@ -173,12 +174,17 @@ async def git_stream(cwd: Path, *args: str) -> AsyncIterator[bytes]:
         raise GitError(f"git {args[0]} failed in {cwd}: {first[0] if first else code}")
 
 
-async def read_repo(path: Path) -> RepoInfo:
-    """Resolve the work tree containing ``path``, its origin and HEAD."""
+async def toplevel(path: Path) -> Path:
+    """The top of the work tree containing ``path``; NotAGitRepositoryError if there is none."""
     check_path(path, "the repository path")
     if not path.exists():
         raise NotAGitRepositoryError(f"{path} does not exist")
-    root = Path((await git(path, "rev-parse", "--show-toplevel")).strip())
+    return Path((await git(path, "rev-parse", "--show-toplevel")).strip())
+
+
+async def read_repo(path: Path) -> RepoInfo:
+    """Resolve the work tree containing ``path``, its origin and HEAD."""
+    root = await toplevel(path)
     origin = (await git(root, "config", "--get", "remote.origin.url", check=False)).strip()
     head = (await git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)).strip()
     # A remote URL can carry a credential (https://user:token@host/...): it is stored, so it is
