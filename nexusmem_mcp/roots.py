@@ -3,11 +3,14 @@ working directory.
 
 A client that offers roots says which folders the server may work in. Without a project_root,
 the first root in a git repository is the repository (a root below a repository's top stands
-for that repository).
+for that repository); with one, it must lie inside a root or inside the repository a root is
+in, so an agent cannot make the server set memory up in any directory it names. A client that
+offers no roots (or an empty list) leaves both to the caller, as before.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -26,7 +29,13 @@ async def project_path(project_root: str | None, roots: ListRootsResult) -> Path
     folders = _folders(roots)
     if project_root:
         check_path(project_root, "project_root")
-        return Path(project_root)
+        path = Path(project_root)
+        if folders and not await _allowed(path, folders):
+            raise ToolError(
+                f"project_root {project_root} is outside the client's roots "
+                f"({_listed(folders)}): pass a path inside one of them, or omit project_root"
+            )
+        return path
     for folder in folders:
         found = await _repository(folder)
         if found is not None:
@@ -57,6 +66,23 @@ async def _repository(folder: Path) -> Path | None:
         return await toplevel(folder)
     except NotAGitRepositoryError:
         return None
+
+
+async def _allowed(path: Path, folders: list[Path]) -> bool:
+    """Whether ``path``, symbolic links and ``..`` resolved, lies inside a root or inside the
+    repository a root is in."""
+    real = _real(path)
+    if any(real.is_relative_to(_real(folder)) for folder in folders):
+        return True
+    for folder in folders:
+        top = await _repository(folder)
+        if top is not None and real.is_relative_to(_real(top)):
+            return True
+    return False
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path.expanduser()))
 
 
 def _listed(folders: list[Path]) -> str:

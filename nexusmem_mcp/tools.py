@@ -39,15 +39,17 @@ ProjectRoot = Annotated[
     str | None,
     Field(
         description="Absolute path of the repository. Omit it to use the first of the "
-        "client's roots that is in a git repository, or else the server's working directory."
+        "client's roots that is in a git repository, or else the server's working directory. "
+        "When the client has roots, it must lie inside one of them."
     ),
 ]
 
 
-def _client_roots(ctx: Context, project_root: str | None = None) -> ListRoots | ListRootsResult:
-    """Ask the client for its roots only when no project_root was given and it offers roots."""
+def _client_roots(ctx: Context) -> ListRoots | ListRootsResult:
+    """Ask the client for its roots whenever it offers them: they choose the repository when
+    no project_root is given, and bound the one given."""
     caps = ctx.client_capabilities
-    if project_root or caps is None or caps.roots is None:
+    if caps is None or caps.roots is None:
         return ListRootsResult(roots=[])
     return ListRoots()
 

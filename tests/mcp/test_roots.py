@@ -1,4 +1,5 @@
-"""The client's roots: the first in a git repository is the project."""
+"""The client's roots: the first in a git repository is the project, and no tool works on a
+project_root outside them. A client that offers no roots names any repository, as before."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from nexusmem_core.config import Settings
 from nexusmem_mcp.server import build_server
 
 from ..conftest import Repo
+from .test_server import LEAST_ARGUMENTS
 
 
 @pytest.fixture
@@ -62,3 +64,37 @@ async def test_roots_with_no_repository_name_project_root_and_the_roots(server, 
         f"Error executing tool get_status: none of the client's roots is in a git repository "
         f"({a}, {b}): pass project_root, the path of a git repository inside one of them"
     )
+
+
+async def test_every_tool_refuses_a_project_root_outside_the_roots(server, make_repo):
+    mine, other = make_repo("mine"), make_repo("other")
+    other.commit("feat: elsewhere", {"x.py": "x = 1\n"})
+    async with Client(server, list_roots_callback=offering(mine.path)) as client:
+        results = {
+            name: await client.call_tool(name, {**arguments, "project_root": str(other.path)})
+            for name, arguments in LEAST_ARGUMENTS.items()
+        }
+    for name, result in results.items():
+        assert result.is_error, name
+        assert result.content[0].text == (
+            f"Error executing tool {name}: project_root {other.path} is outside the client's "
+            f"roots ({mine.path}): pass a path inside one of them, or omit project_root"
+        )
+    assert not (other.path / ".nexusmem").exists()  # sync_project set nothing up there
+
+
+async def test_a_link_out_of_the_roots_is_outside_them(server, repo: Repo, tmp_path: Path):
+    root = tmp_path / "workspace"
+    root.mkdir()
+    (root / "link").symlink_to(repo.path)
+    async with Client(server, list_roots_callback=offering(root)) as client:
+        result = await client.call_tool("sync_project", {"project_root": str(root / "link")})
+    assert result.is_error and "is outside the client's roots" in result.content[0].text
+    assert not (repo.path / ".nexusmem").exists()
+
+
+async def test_a_project_root_inside_a_root_is_used(server, repo: Repo):
+    async with Client(server, list_roots_callback=offering(repo.path.parent)) as client:
+        synced = await client.call_tool("sync_project", {"project_root": str(repo.path)})
+    assert not synced.is_error, synced.content
+    assert synced.structured_content["commits"] == 4
