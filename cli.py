@@ -35,7 +35,7 @@ def run(command: Callable[..., Awaitable[int]], args: argparse.Namespace) -> int
         configure_logging(settings.log_level)
         return anyio.run(command, settings, args)
     except NexusMemError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {_said(err)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
@@ -50,8 +50,22 @@ def run_light(command: Callable[[argparse.Namespace], int], args: argparse.Names
     try:
         return command(args)
     except NexusMemError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {_said(err)}", file=sys.stderr)
         return 1
+
+
+def _said(err: Exception) -> str:
+    """One of the project's errors in the CLI's words: its flags, and its way out of a path that
+    is not a repository or a repository with no memory (the core leaves those to each adapter)."""
+    from nexusmem_core.errors import NotAGitRepositoryError, NotInitialisedError, UsageError
+
+    if isinstance(err, NotAGitRepositoryError):
+        return f"{err}: run NexusMem in a repository or pass -C <path>"
+    if isinstance(err, NotInitialisedError):
+        return f"{err}: run `nexusmem init` (or `nexusmem sync` after it) in that repository"
+    if isinstance(err, UsageError) and err.argument:
+        return f"--{err.argument.replace('_', '-')}: {err.message}"
+    return str(err)
 
 
 def _engine(settings: Settings, args: argparse.Namespace, **kwargs: Any) -> Any:

@@ -179,10 +179,7 @@ async def open_engine(
     if create:
         ensure_workspace(repo.root)
     elif not (ws / DB_FILE).exists():
-        raise NotInitialisedError(
-            f"{repo.root} has no NexusMem memory yet: run `nexusmem init` (or `nexusmem sync` "
-            "after it) in that repository"
-        )
+        raise NotInitialisedError(f"{repo.root} has no NexusMem memory yet")
     # Before the database is opened: a read-only open of an older schema fails in it, and a
     # database made 0600 first gets a -wal and -shm of its own mode.
     _make_private(ws, settings.home)

@@ -2,6 +2,12 @@
 
 The core raises these; each adapter (CLI, MCP) translates them once. Every message is one line
 that says what went wrong and what to do next.
+
+The core does not know how its caller names things, so where the way out is the caller's own
+(another repository path, the command that sets memory up, a flag or a tool parameter) the
+message leaves it out or names the argument in the core's words, and each adapter words it:
+``cli.py`` says ``-C <path>`` and ``nexusmem init``, the MCP server ``project_root`` and
+``sync_project``.
 """
 
 from __future__ import annotations
@@ -24,7 +30,16 @@ class NexusMemError(Exception):
 
 
 class UsageError(NexusMemError):
-    """An argument the caller gave is not usable."""
+    """An argument the caller gave is not usable.
+
+    ``argument`` names it as the core's functions do (``as_of``, ``budget``), when the message
+    must say which: ``str(err)`` is then ``"as_of: <message>"``, and the CLI says ``--as-of``.
+    """
+
+    def __init__(self, message: str, *, argument: str | None = None) -> None:
+        super().__init__(f"{argument}: {message}" if argument else message)
+        self.message = message
+        self.argument = argument
 
 
 class ConfigError(NexusMemError):
@@ -41,7 +56,11 @@ class GitNotFoundError(NexusMemError):
 
 
 class NotAGitRepositoryError(NexusMemError):
-    """The path is not inside a git work tree."""
+    """The path is not inside a git work tree (or is not there, or is not a directory).
+
+    The message names the path and what is wrong with it, not how to give another: each
+    adapter adds that (``-C <path>``, ``project_root``).
+    """
 
 
 class GitError(NexusMemError):
@@ -49,7 +68,11 @@ class GitError(NexusMemError):
 
 
 class NotInitialisedError(NexusMemError):
-    """The repository has no ``.nexusmem/`` workspace yet."""
+    """The repository has no memory: no ``.nexusmem/`` workspace yet, or its database is gone.
+
+    The message says which, not how to make one: each adapter adds that (``nexusmem init``,
+    ``sync_project``).
+    """
 
 
 class StoreError(NexusMemError):

@@ -88,7 +88,7 @@ def render(kind: str, python: str = sys.executable, cli: Path = CLI, strict: boo
 
 def _git(repo: Path, *args: str) -> str:
     if not repo.is_dir():
-        raise NotAGitRepositoryError(f"{repo} is not a directory: pass -C <repository>")
+        raise NotAGitRepositoryError(f"{repo} is not a directory")
     return git_sync(repo, *args).stdout.strip()
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
@@ -17,8 +17,12 @@ from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import open_engine
 from nexusmem_core.errors import NexusMemError
+from nexusmem_core.hygiene.forget import ForgetReport
+from nexusmem_core.hygiene.review import MarkStaleResult, ReviewResult
+from nexusmem_core.hygiene.stale import OpenSuggestions, StaleReport
 
-from .tools import READ_ONLY, WRITES, ProjectRoot, Roots, _engine, _root, _text
+from .errors import said
+from .tools import READ_ONLY, WRITES, ProjectRoot, Roots, _engine, _text
 
 __all__ = ["register_hygiene"]
 
@@ -44,15 +48,12 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         project_root: ProjectRoot = None,
         min_age_days: Annotated[int, Field(ge=1, le=3650)] = 45,
         limit: Annotated[int, Field(ge=1, le=500)] = 20,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, StaleReport]:
         """Claims that may be out of date: doc sections, conversations and summaries older
         than min_age_days that nothing newer confirms, oldest first, each with any "likely
         superseded by" suggestion already on file. Read-only; nothing is marked."""
-        try:
-            engine = await _engine(ctx, _root(project_root, roots))
-            report = await handlers.stale(engine, min_age_days, limit)
-        except NexusMemError as err:
-            raise ToolError(str(err)) from err
+        engine = await _engine(ctx, roots, project_root)
+        report = await handlers.stale(engine, min_age_days, limit)
         return _text(_stale_text(report), report.to_dict())
 
     @server.tool(annotations=READ_ONLY)
@@ -61,15 +62,12 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         roots: Roots,
         project_root: ProjectRoot = None,
         limit: Annotated[int, Field(ge=1, le=500)] = 50,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, OpenSuggestions]:
         """Open "likely superseded by" suggestions: an older node, and the newer node a local
         model judged to contradict it. Nobody has acted on them yet; use mark_stale to accept
         one. Read-only."""
-        try:
-            engine = await _engine(ctx, _root(project_root, roots))
-            found = await handlers.open_suggestions(engine, limit)
-        except NexusMemError as err:
-            raise ToolError(str(err)) from err
+        engine = await _engine(ctx, roots, project_root)
+        found = await handlers.open_suggestions(engine, limit)
         lines = [
             f"- {s.old_id[:12]} {s.old_title} ({s.old_date})\n"
             f"  likely superseded by {s.new_id[:12]} {s.new_title} ({s.new_date})"
@@ -84,14 +82,11 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         old_id: NodeId,
         new_id: Annotated[str, Field(description="The newer node that replaces old_id.")],
         project_root: ProjectRoot = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, MarkStaleResult]:
         """Record that new_id supersedes old_id: the old node ranks lower from now on and is
         tagged [superseded], but stays searchable. Nothing is deleted."""
-        try:
-            engine = await _engine(ctx, _root(project_root, roots))
-            done = await handlers.mark_stale(engine, old_id, new_id)
-        except NexusMemError as err:
-            raise ToolError(str(err)) from err
+        engine = await _engine(ctx, roots, project_root)
+        done = await handlers.mark_stale(engine, old_id, new_id)
         verb = "now supersedes" if done.changed else "already superseded"
         return _text(f"{done.new_title} {verb} {done.old_title}", done.to_dict())
 
@@ -106,16 +101,13 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         ],
         note: Annotated[str | None, Field(description="Why, for the audit trail.")] = None,
         project_root: ProjectRoot = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, ReviewResult]:
         """Record a person's judgement of one node, shown as [verified] or [rejected]. A
         rejected node ranks lower but is never hidden; verify only labels. Call it only on
         the user's word."""
         trust = {"verify": "verified", "reject": "rejected", "clear": "candidate"}[verdict]
-        try:
-            engine = await _engine(ctx, _root(project_root, roots))
-            done = await handlers.review(engine, node_id, trust, note)
-        except NexusMemError as err:
-            raise ToolError(str(err)) from err
+        engine = await _engine(ctx, roots, project_root)
+        done = await handlers.review(engine, node_id, trust, note)
         return _text(f"{done.title}: {done.previous} -> {done.trust}", done.to_dict())
 
     @server.tool(annotations=DESTRUCTIVE)
@@ -136,23 +128,15 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         ignore_case: bool = False,
         reason: str | None = None,
         project_root: ProjectRoot = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, ForgetReport]:
         """Forget every remembered node that contains value (a secret, a name): removed with
         its vector and index entry, a hash-only tombstone left, and value denied to every
         later sync. Destructive: a dry run unless confirm is true; the result says what would
         be or was removed. Call it only on the user's request."""
-        try:
-            engine = await _engine(ctx, _root(project_root, roots))
-            report = await handlers.forget(
-                engine,
-                value,
-                regex=regex,
-                ignore_case=ignore_case,
-                reason=reason,
-                apply=confirm,
-            )
-        except NexusMemError as err:
-            raise ToolError(str(err)) from err
+        engine = await _engine(ctx, roots, project_root)
+        report = await handlers.forget(
+            engine, value, regex=regex, ignore_case=ignore_case, reason=reason, apply=confirm
+        )
         text = "\n".join(report.lines()).replace("add --yes", "call again with confirm: true")
         return _text(text, report.to_dict())
 
@@ -163,7 +147,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
             async with open_engine(settings, Path.cwd(), read_only=True) as engine:
                 report = await handlers.stale(engine, 45, 50)
         except NexusMemError as err:
-            raise ResourceError(str(err)) from err
+            raise ResourceError(said(err)) from err
         return json.dumps(report.to_dict(), indent=2, ensure_ascii=False)
 
     @server.resource("nexusmem://deny-list", mime_type="application/json")
@@ -174,5 +158,5 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
             async with open_engine(settings, Path.cwd(), read_only=True) as engine:
                 entries = await handlers.deny_list(engine, show_patterns=False)
         except NexusMemError as err:
-            raise ResourceError(str(err)) from err
+            raise ResourceError(said(err)) from err
         return json.dumps({"entries": entries}, indent=2, ensure_ascii=False)

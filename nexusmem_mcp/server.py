@@ -11,18 +11,24 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, InputRequiredResult
+from pydantic import ValidationError
 
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine, read_project
-from nexusmem_core.errors import NotInitialisedError, StoreError
+from nexusmem_core.errors import NexusMemError, NotInitialisedError, StoreError
 from nexusmem_core.files import obstacle
 from nexusmem_core.logging import configure_logging
 from nexusmem_core.paths import DB_FILE, workspace_dir
 
-__all__ = ["AppContext", "EnginePool", "build_server", "main", "serve"]
+from .errors import refused, said
+
+__all__ = ["AppContext", "EnginePool", "NexusMemServer", "build_server", "main", "serve"]
 
 INSTRUCTIONS = """\
 NexusMem remembers what happened in a git repository: every commit and the patch of each
@@ -80,9 +86,8 @@ class EnginePool:
                     self.deleted[key] = held.engine.db.path
             if key in self.deleted and not create:
                 raise NotInitialisedError(
-                    f"the memory database {self.deleted[key]} was deleted "
-                    "while the server ran: call sync_project to build it again from the "
-                    "repository (reviews and forgotten values lived in the deleted file)"
+                    f"the memory database {self.deleted[key]} was deleted while the server "
+                    "ran (with the reviews and forgotten values it held)"
                 )
             if key not in self.engines:
                 self.engines[key] = await self._open(root, create)
@@ -121,7 +126,32 @@ class AppContext:
     pool: EnginePool
 
 
-def build_server(settings: Settings) -> MCPServer[AppContext]:
+class NexusMemServer(MCPServer[AppContext]):
+    """An MCPServer whose failed tool calls say what went wrong in one line, in MCP's words.
+
+    The SDK hides the text of any exception a tool raises but ToolError, and answers arguments
+    that fail validation with pydantic's (several lines and a URL). Here, once for every tool,
+    the project's errors are worded for the client and refused arguments named one by one.
+    """
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[AppContext, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as err:
+            cause = err.__cause__
+            if isinstance(cause, NexusMemError):
+                raise ToolError(f"Error executing tool {name}: {said(cause)}") from cause
+            # Arguments are validated before the tool runs, and refused as a ToolError; a
+            # ValidationError under an UnexpectedToolError is a result that broke its schema.
+            if isinstance(cause, ValidationError) and not isinstance(err, UnexpectedToolError):
+                schema = next(t.input_schema for t in await self.list_tools() if t.name == name)
+                raise ToolError(f"Error executing tool {name}: {refused(cause, schema)}") from cause
+            raise
+
+
+def build_server(settings: Settings) -> NexusMemServer:
     """The server with its tools and resources; nothing is opened until it runs."""
     from . import tools
     from .hygiene import register_hygiene
@@ -131,7 +161,7 @@ def build_server(settings: Settings) -> MCPServer[AppContext]:
         async with AsyncExitStack() as stack:
             yield AppContext(settings=settings, pool=EnginePool(settings, stack))
 
-    server: MCPServer[AppContext] = MCPServer(
+    server = NexusMemServer(
         "nexusmem", instructions=INSTRUCTIONS, lifespan=lifespan, version=_version()
     )
     tools.register(server, settings)

@@ -1,25 +1,27 @@
 """MCP tools and resources. Each one translates arguments, calls one core handler, and
-translates the result; no SQL and no decisions live here."""
+translates the result; no SQL and no decisions live here. The project's errors raised in a
+tool are worded once, by the server (``server.NexusMemServer``)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
-from urllib.parse import unquote, urlparse
 
 from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
-from pydantic import Field, WithJsonSchema
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.errors import NexusMemError
 from nexusmem_core.models import NODE_KINDS, SearchResponse, Status, SyncReport
-from nexusmem_core.paths import check_path
 from nexusmem_core.render import render_search
+
+from .errors import said
+from .roots import project_path
 
 if TYPE_CHECKING:
     from .server import AppContext
@@ -36,16 +38,18 @@ WRITES = ToolAnnotations(
 ProjectRoot = Annotated[
     str | None,
     Field(
-        description="Absolute path of the repository. Omit it to use the client's workspace "
-        "root, or else the server's working directory."
+        description="Absolute path of the repository. Omit it to use the first of the "
+        "client's roots that is in a git repository, or else the server's working directory. "
+        "When the client has roots, it must lie inside one of them."
     ),
 ]
 
 
-def _client_roots(ctx: Context, project_root: str | None = None) -> ListRoots | ListRootsResult:
-    """Ask the client for its roots only when no project_root was given and it offers roots."""
+def _client_roots(ctx: Context) -> ListRoots | ListRootsResult:
+    """Ask the client for its roots whenever it offers them: they choose the repository when
+    no project_root is given, and bound the one given."""
     caps = ctx.client_capabilities
-    if project_root or caps is None or caps.roots is None:
+    if caps is None or caps.roots is None:
         return ListRootsResult(roots=[])
     return ListRoots()
 
@@ -60,23 +64,23 @@ NodeKindArg = Annotated[
 ]
 
 
-def _root(project_root: str | None, roots: ListRootsResult) -> Path:
-    if project_root:
-        return _checked(project_root, "project_root")
-    for root in roots.roots:
-        uri = urlparse(str(root.uri))
-        if uri.scheme == "file":
-            return _checked(unquote(uri.path), "project_root (the client's root)")
-    return Path.cwd()
+class RecentNode(BaseModel):
+    """One remembered node, as list_recent_memory lists it."""
+
+    id: str
+    kind: str
+    ref: str
+    title: str
+    date: str
+    ts: int | None
+    provenance: str
+    trust: str
+    signal: float
+    superseded: bool
 
 
-def _checked(path: str, name: str) -> Path:
-    """``path``, or a tool error naming ``name`` if no file system call could take it."""
-    try:
-        check_path(path, name)
-    except NexusMemError as err:
-        raise ToolError(str(err)) from err
-    return Path(path)
+class RecentMemory(BaseModel):
+    nodes: list[RecentNode]
 
 
 def _text(text: str, structured: dict[str, Any]) -> CallToolResult:
@@ -89,11 +93,11 @@ def _app(ctx: Context) -> AppContext:
     return cast("AppContext", ctx.request_context.lifespan_context)
 
 
-async def _engine(ctx: Context, root: Path, create: bool = False) -> Engine:
-    try:
-        return await _app(ctx).pool.get(root, create=create)
-    except NexusMemError as err:
-        raise ToolError(str(err)) from err
+async def _engine(
+    ctx: Context, roots: ListRootsResult, project_root: str | None, create: bool = False
+) -> Engine:
+    """The open engine of the repository the call names (see ``roots.project_path``)."""
+    return await _app(ctx).pool.get(await project_path(project_root, roots), create=create)
 
 
 def register(server: MCPServer[Any], settings: Settings) -> None:
@@ -141,15 +145,11 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         sections are claims that may be out of date. [post-install] events were recorded as
         they happened, [backfilled] ones imported from before NexusMem was set up,
         [origin-unknown] ones carry no date. A linked fix follows the failure it fixed."""
-        try:
-            if all_projects:
-                settings = _app(ctx).settings
-                response = await handlers.search_all(settings, query, budget, vector, as_of)
-            else:
-                engine = await _engine(ctx, _root(project_root, roots))
-                response = await handlers.search(engine, query, budget, vector, as_of)
-        except NexusMemError as err:
-            raise ToolError(str(err)) from err
+        if all_projects:
+            response = await handlers.search_all(settings, query, budget, vector, as_of)
+        else:
+            engine = await _engine(ctx, roots, project_root)
+            response = await handlers.search(engine, query, budget, vector, as_of)
         return _text(render_search(response), response.to_dict())
 
     @server.tool(annotations=WRITES)
@@ -183,17 +183,14 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
     ) -> Annotated[CallToolResult, SyncReport]:
         """Bring the repository's memory up to date with its history and docs (only what is
         new since the last sync). Sets NexusMem up in the repository if it is not yet."""
-        engine = await _engine(ctx, _root(project_root, roots), create=True)
-        try:
-            report = await handlers.sync(
-                engine,
-                rebuild=rebuild,
-                link_failures=link_failures,
-                conversation=conversation,
-                github=github,
-            )
-        except NexusMemError as err:
-            raise ToolError(str(err)) from err
+        engine = await _engine(ctx, roots, project_root, create=True)
+        report = await handlers.sync(
+            engine,
+            rebuild=rebuild,
+            link_failures=link_failures,
+            conversation=conversation,
+            github=github,
+        )
         text = (
             f"synced {report.project} in {report.seconds:.2f}s: {report.commits} commit(s), "
             f"{report.diffs} file diff(s), {report.docs_sections} doc section(s), "
@@ -208,7 +205,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
     ) -> Annotated[CallToolResult, Status]:
         """What this repository's memory holds: node counts by kind, the date range, the last
         sync, and whether vector search is available."""
-        engine = await _engine(ctx, _root(project_root, roots))
+        engine = await _engine(ctx, roots, project_root)
         status = await handlers.status(engine)
         return _text(handlers.status_text(status), status.to_dict())
 
@@ -219,21 +216,16 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         project_root: ProjectRoot = None,
         limit: Annotated[int, Field(ge=1, le=500, description="How many (default 20).")] = 20,
         kind: NodeKindArg = None,
-    ) -> str:
+    ) -> Annotated[CallToolResult, RecentMemory]:
         """The most recent things remembered, newest first. Use it to see what happened
         lately without a specific question."""
-        engine = await _engine(ctx, _root(project_root, roots))
-        try:
-            rows = await handlers.list_recent(engine, limit, kind)
-        except NexusMemError as err:
-            raise ToolError(str(err)) from err
-        return (
-            "\n".join(
-                f"- {r['date']} [{r['provenance']}] {r['title']}  ({r['kind']} {r['id'][:12]})"
-                for r in rows
-            )
-            or "(memory is empty: call sync_project)"
+        engine = await _engine(ctx, roots, project_root)
+        rows = await handlers.list_recent(engine, limit, kind)
+        text = "\n".join(
+            f"- {r['date']} [{r['provenance']}] {r['title']}  ({r['kind']} {r['id'][:12]})"
+            for r in rows
         )
+        return _text(text or "(memory is empty: call sync_project)", {"nodes": rows})
 
     @server.resource("nexusmem://status", mime_type="application/json")
     async def status_resource() -> str:
@@ -242,7 +234,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
             async with open_engine(settings, Path.cwd(), read_only=True) as engine:
                 status = await handlers.status(engine)
         except NexusMemError as err:
-            raise ResourceError(str(err)) from err
+            raise ResourceError(said(err)) from err
         return json.dumps(status.to_dict(), indent=2)
 
     @server.resource("nexusmem://node/{node_id}", mime_type="application/json")
@@ -259,4 +251,4 @@ async def _resource_engine(ctx: Context, root: Path) -> Engine:
     try:
         return await _app(ctx).pool.get(root)
     except NexusMemError as err:
-        raise ResourceError(str(err)) from err
+        raise ResourceError(said(err)) from err

@@ -97,7 +97,10 @@ def test_not_a_git_repository_is_one_line(tmp_path: Path, home: Path):
     plain.mkdir()
     out = run_cli("sync", "-C", str(plain))
     assert out.returncode == 1
-    assert out.stderr.startswith("error: ") and "not inside a git repository" in out.stderr
+    assert out.stderr.strip() == (
+        f"error: {plain} is not inside a git repository: run NexusMem in a repository or "
+        "pass -C <path>"
+    )
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 
 

@@ -156,8 +156,10 @@ async def test_since_limits_the_first_walk(settings: Settings, repo: Repo):
     assert report.commits == 2  # the chore on Jan 4 and the docs commit on Jan 5
 
 
-async def test_opening_an_uninitialised_repository_says_to_init(settings: Settings, repo: Repo):
-    with pytest.raises(NotInitialisedError, match="nexusmem init"):
+async def test_opening_an_uninitialised_repository_is_not_initialised(
+    settings: Settings, repo: Repo
+):
+    with pytest.raises(NotInitialisedError, match="has no NexusMem memory yet"):
         async with open_engine(settings, repo.path):
             pass
 

@@ -36,6 +36,7 @@ __all__ = [
     "normalize_origin",
     "parse_header",
     "read_repo",
+    "toplevel",
     "walk_commits",
 ]
 
@@ -116,7 +117,7 @@ async def _run(cwd: Path, args: list[str]) -> Any:
     except FileNotFoundError as err:
         raise GitNotFoundError(_GIT_MISSING) from err
     except NotADirectoryError as err:
-        raise NotAGitRepositoryError(f"{cwd} is not a directory: pass -C <repository>") from err
+        raise NotAGitRepositoryError(f"{cwd} is not a directory") from err
 
 
 def _failed(cwd: Path, args: tuple[str, ...], code: int, stderr: str) -> NexusMemError:
@@ -124,9 +125,7 @@ def _failed(cwd: Path, args: tuple[str, ...], code: int, stderr: str) -> NexusMe
     message = stderr.strip().splitlines()
     first = message[0] if message else f"exit code {code}"
     if "not a git repository" in first:
-        return NotAGitRepositoryError(
-            f"{cwd} is not inside a git repository: run NexusMem in a repository or pass -C <path>"
-        )
+        return NotAGitRepositoryError(f"{cwd} is not inside a git repository")
     return GitError(f"git {args[0]} failed in {cwd}: {first}")
 
 
@@ -147,10 +146,10 @@ def git_sync(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedP
         )
     except FileNotFoundError as err:
         if not cwd.is_dir():
-            raise NotAGitRepositoryError(f"{cwd} does not exist: pass -C <repository>") from err
+            raise NotAGitRepositoryError(f"{cwd} does not exist") from err
         raise GitNotFoundError(_GIT_MISSING) from err
     except NotADirectoryError as err:
-        raise NotAGitRepositoryError(f"{cwd} is not a directory: pass -C <repository>") from err
+        raise NotAGitRepositoryError(f"{cwd} is not a directory") from err
     if check and done.returncode != 0:
         raise _failed(cwd, args, done.returncode, done.stderr)
     return done
@@ -175,12 +174,17 @@ async def git_stream(cwd: Path, *args: str) -> AsyncIterator[bytes]:
         raise GitError(f"git {args[0]} failed in {cwd}: {first[0] if first else code}")
 
 
-async def read_repo(path: Path) -> RepoInfo:
-    """Resolve the work tree containing ``path``, its origin and HEAD."""
+async def toplevel(path: Path) -> Path:
+    """The top of the work tree containing ``path``; NotAGitRepositoryError if there is none."""
     check_path(path, "the repository path")
     if not path.exists():
-        raise NotAGitRepositoryError(f"{path} does not exist: pass -C <repository>")
-    root = Path((await git(path, "rev-parse", "--show-toplevel")).strip())
+        raise NotAGitRepositoryError(f"{path} does not exist")
+    return Path((await git(path, "rev-parse", "--show-toplevel")).strip())
+
+
+async def read_repo(path: Path) -> RepoInfo:
+    """Resolve the work tree containing ``path``, its origin and HEAD."""
+    root = await toplevel(path)
     origin = (await git(root, "config", "--get", "remote.origin.url", check=False)).strip()
     head = (await git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)).strip()
     # A remote URL can carry a credential (https://user:token@host/...): it is stored, so it is

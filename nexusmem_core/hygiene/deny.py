@@ -81,8 +81,8 @@ def normalize(value: str, ignore_case: bool) -> str:
         raise UsageError("forget: give a value that is not only whitespace")
     if any(ch in value for ch in "\x00\n\r"):
         raise UsageError(
-            "forget: a value is matched within one line; forget each line on its own, or "
-            "use --regex"
+            "forget: a value is matched within one line; forget each line on its own, or a "
+            "regular expression"
         )
     return value.lower() if ignore_case else value
 
@@ -97,10 +97,10 @@ def literal_entry(value: str, ignore_case: bool, reason: str | None) -> DenyEntr
 def regex_entry(pattern: str, ignore_case: bool, reason: str | None) -> DenyEntry:
     """An entry for a regular expression (stored as given); raises UsageError if invalid."""
     if not pattern:
-        raise UsageError("forget --regex: give a pattern")
+        raise UsageError("forget: the regular expression is empty: give a pattern")
     compiled = _compile(pattern, ignore_case)
     if compiled.search("", timeout=REGEX_SECONDS):
-        raise UsageError("forget --regex: the pattern matches empty text, so it would match all")
+        raise UsageError("forget: the pattern matches empty text, so it would match all")
     return DenyEntry("regex", pattern, "", None, ignore_case, reason)
 
 
@@ -116,7 +116,7 @@ def _compile(pattern: str, ignore_case: bool) -> Any:
     try:
         return regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
     except (regex.error, RecursionError, OverflowError) as err:  # nesting, a{99999999999}
-        raise UsageError(f"forget --regex: not a valid regular expression ({err})") from err
+        raise UsageError(f"forget: not a valid regular expression ({err})") from err
 
 
 def is_same_literal(entry: DenyEntry, value: str) -> bool:

@@ -92,7 +92,7 @@ async def resolve(db: Database, pid: str, prefix: str) -> NodeRef:
     if len(value) < MIN_PREFIX or any(ch not in "0123456789abcdef" for ch in value):
         raise UsageError(
             f"{prefix!r} is not a node id: give at least {MIN_PREFIX} hex characters of one "
-            "(`nexusmem stale` and `nexusmem query --json` show ids)"
+            "(stale lists and search results show ids)"
         )
     # A range on the unique index, not LIKE (which cannot use it): hex sorts below 'g'.
     rows = await db.fetchall(

@@ -164,9 +164,9 @@ async def candidates(
 
 def check_args(min_age_days: int, limit: int) -> None:
     if not 0 <= min_age_days <= 36_500:
-        raise UsageError("--min-age-days: must be between 0 and 36500")
+        raise UsageError("must be between 0 and 36500", argument="min_age_days")
     if not 1 <= limit <= 1000:
-        raise UsageError("--limit: must be between 1 and 1000")
+        raise UsageError("must be between 1 and 1000", argument="limit")
 
 
 async def stale(engine: Engine, min_age_days: int = MIN_AGE_DAYS, limit: int = 20) -> StaleReport:

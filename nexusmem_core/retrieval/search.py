@@ -67,7 +67,7 @@ def parse_as_of(text: str | None) -> int | None:
         return int(moment.timestamp())  # a naive value is local time
     except (ValueError, OverflowError, OSError):
         raise UsageError(
-            f"--as-of: {text!r} is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]"
+            f"{text!r} is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]", argument="as_of"
         ) from None
 
 
@@ -75,7 +75,7 @@ def check_query(text: str, budget: int | None) -> None:
     if not text.strip():
         raise UsageError("query: give some text to search for")
     if budget is not None and not 50 <= budget <= 200_000:
-        raise UsageError("--budget: must be between 50 and 200000 tokens")
+        raise UsageError("must be between 50 and 200000 tokens", argument="budget")
 
 
 async def _arms(

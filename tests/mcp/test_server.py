@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from jsonschema.validators import validator_for
 from mcp import Client
 from mcp_types import ListRootsResult, Root
 
@@ -98,7 +99,7 @@ async def test_errors_come_back_as_tool_errors(server, tmp_path: Path, repo: Rep
             "search_memory", {"query": "x", "project_root": str(repo.path), "budget": 1}
         )
     assert missing.is_error and "does not exist" in missing.content[0].text
-    assert uninit.is_error and "nexusmem init" in uninit.content[0].text
+    assert uninit.is_error and "call sync_project" in uninit.content[0].text
     assert bad.is_error
 
 
@@ -114,6 +115,34 @@ LEAST_ARGUMENTS: dict[str, dict[str, object]] = {
     "review_memory": {"node_id": "a", "verdict": "verify"},
     "forget_memory": {"value": "x"},
 }
+
+
+async def test_every_tool_returns_structure_its_output_schema_describes(server, repo: Repo):
+    root = {"project_root": str(repo.path)}
+    async with Client(server) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        results = {"sync_project": await client.call_tool("sync_project", root)}
+        found = await client.call_tool("search_memory", {"query": "retry budget", **root})
+        first = found.structured_content["results"][0]["id"]
+        recent = await client.call_tool("list_recent_memory", root)
+        latest = recent.structured_content["nodes"][0]["id"]
+        arguments = {
+            **LEAST_ARGUMENTS,
+            "mark_stale": {"old_id": first, "new_id": latest},
+            "review_memory": {"node_id": first, "verdict": "verify"},
+        }
+        for name, args in arguments.items():
+            if name not in results:
+                results[name] = await client.call_tool(name, {**args, **root})
+    assert set(results) == set(tools)
+    for name, result in results.items():
+        assert not result.is_error, (name, result.content)
+        schema = tools[name].output_schema
+        assert schema is not None and schema["type"] == "object", name
+        validator = validator_for(schema)(schema)
+        assert not list(validator.iter_errors(result.structured_content)), name
+    nodes = recent.structured_content["nodes"]
+    assert len(nodes) == 13 and all(n["title"] in recent.content[0].text for n in nodes)
 
 
 @pytest.mark.parametrize("root", ["/tmp/x\x00y", "/tmp/x\ud800y"], ids=["nul", "surrogate"])

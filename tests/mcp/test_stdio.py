@@ -15,7 +15,7 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, StdioServerParameters
-from mcp_types import INVALID_REQUEST, PARSE_ERROR
+from mcp_types import INVALID_REQUEST, PARSE_ERROR, ListRootsResult, Root
 
 from ..conftest import Repo
 
@@ -34,6 +34,35 @@ async def test_stdio_server_answers_and_keeps_stdout_clean(repo: Repo, home: Pat
         result = await client.call_tool("search_memory", {"query": "retry budget"})
     # Any stray print on stdout would have broken the JSON-RPC stream before this point.
     assert "fix: raise the retry budget" in result.content[0].text
+
+
+async def test_over_stdio_the_clients_roots_choose_and_bound_the_repository(
+    repo: Repo, make_repo, home: Path, tmp_path: Path
+):
+    notes, other = tmp_path / "notes", make_repo("other")
+    notes.mkdir()
+
+    async def roots(_ctx: object) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=notes.as_uri()), Root(uri=repo.path.as_uri())])
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "nexusmem_mcp"],
+        cwd=str(tmp_path),  # no repository: the roots decide
+        env={**os.environ, "NEXUSMEM_HOME": str(home)},
+    )
+    async with Client(params, list_roots_callback=roots) as client:
+        tools = (await client.list_tools()).tools
+        synced = await client.call_tool("sync_project", {})
+        outside = await client.call_tool("sync_project", {"project_root": str(other.path)})
+        budget = await client.call_tool("search_memory", {"query": "retry", "budget": 10})
+    assert all(t.output_schema for t in tools)
+    assert not synced.is_error and synced.structured_content["root"] == str(repo.path.resolve())
+    assert outside.is_error and f"project_root {other.path} is outside" in outside.content[0].text
+    assert not (other.path / ".nexusmem").exists()
+    assert budget.content[0].text == (
+        "Error executing tool search_memory: budget: must be between 50 and 200000"
+    )
 
 
 INITIALIZE = (

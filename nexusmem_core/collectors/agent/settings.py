@@ -89,9 +89,7 @@ def project_file(path: Path) -> Path:
     """``.claude/settings.local.json`` at the root of the repository containing ``path``."""
     out = _git(path, "rev-parse", "--show-toplevel")
     if out.returncode != 0:
-        raise NotAGitRepositoryError(
-            f"{path} is not inside a git repository: run NexusMem in a repository or pass -C <path>"
-        )
+        raise NotAGitRepositoryError(f"{path} is not inside a git repository")
     return Path(out.stdout.strip()) / ".claude" / "settings.local.json"
 
 

@@ -1,0 +1,112 @@
+"""What a client reads when a tool call fails: one line in MCP's words, naming the tool's own
+parameters and tools, never the CLI's flags and commands nor pydantic's text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from nexusmem_core.config import Settings
+from nexusmem_mcp.server import build_server
+
+from ..conftest import Repo
+
+CLI_WORDS = ("-C <", "-C ", "--", "nexusmem init", "`nexusmem")
+
+
+@pytest.fixture
+def server(settings: Settings):
+    return build_server(settings)
+
+
+def one_line(result) -> str:
+    assert result.is_error, result.content
+    (text,) = [c.text for c in result.content]
+    assert "\n" not in text and "Traceback" not in text, text
+    assert not [word for word in CLI_WORDS if word in text], text
+    return text
+
+
+async def test_a_path_that_is_no_repository_names_project_root(server, tmp_path: Path):
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "file").write_text("x")
+    async with Client(server) as client:
+        results = {
+            why: await client.call_tool("get_status", {"project_root": str(tmp_path / name)})
+            for why, name in [
+                ("does not exist", "nope"),
+                ("is not inside a git repository", "plain"),
+                ("is not a directory", "file"),
+            ]
+        }
+    for why, result in results.items():
+        text = one_line(result)
+        assert why in text and text.endswith("pass project_root, the path of a git repository")
+
+
+async def test_the_working_directory_outside_a_repository_names_project_root(
+    server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.chdir(tmp_path)
+    async with Client(server) as client:
+        text = one_line(await client.call_tool("list_recent_memory", {}))
+    assert f"{tmp_path} is not inside a git repository: pass project_root" in text
+
+
+async def test_a_repository_with_no_memory_says_to_call_sync_project(server, repo: Repo):
+    async with Client(server) as client:
+        result = await client.call_tool("get_status", {"project_root": str(repo.path)})
+    text = one_line(result)
+    assert text.endswith(
+        "has no NexusMem memory yet: call sync_project to build it from the repository"
+    )
+
+
+async def test_arguments_the_core_refuses_are_named_as_the_tool_names_them(server, repo: Repo):
+    root = {"project_root": str(repo.path)}
+    async with Client(server) as client:
+        await client.call_tool("sync_project", root)
+        as_of = await client.call_tool(
+            "search_memory", {"query": "retry", "as_of": "last tuesday", **root}
+        )
+        empty = await client.call_tool("forget_memory", {"value": "", "regex": True, **root})
+        lines = await client.call_tool("forget_memory", {"value": "a\nb", **root})
+        node = await client.call_tool(
+            "review_memory", {"node_id": "zz", "verdict": "verify", **root}
+        )
+    assert "as_of: 'last tuesday' is not a date" in one_line(as_of)
+    assert "the regular expression is empty" in one_line(empty)
+    assert "forget each line on its own, or a regular expression" in one_line(lines)
+    assert "'zz' is not a node id" in one_line(node)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "said"),
+    [
+        ("search_memory", {"query": "x", "budget": 10}, "budget: must be between 50 and 200000"),
+        ("search_memory", {"query": "x", "budget": "lots"}, "budget: must be a whole number"),
+        ("search_memory", {}, "query: is required"),
+        ("list_recent_memory", {"limit": -1}, "limit: must be between 1 and 500"),
+        ("list_stale", {"min_age_days": 0}, "min_age_days: must be between 1 and 3650"),
+        (
+            "review_memory",
+            {"node_id": "abcd", "verdict": "maybe"},
+            "verdict: must be one of 'verify', 'reject' or 'clear'",
+        ),
+        (
+            "forget_memory",
+            {"value": "x", "confirm": "perhaps"},
+            "confirm: must be true or false",
+        ),
+    ],
+)
+async def test_arguments_out_of_range_or_of_the_wrong_type_get_one_line(
+    server, repo: Repo, tool: str, arguments: dict[str, object], said: str
+):
+    async with Client(server) as client:
+        result = await client.call_tool(tool, {"project_root": str(repo.path), **arguments})
+    text = one_line(result)
+    assert text == f"Error executing tool {tool}: {said}"
+    assert "pydantic" not in text and "validation error" not in text
