@@ -24,7 +24,7 @@ from .errors import said
 from .roots import project_path
 
 if TYPE_CHECKING:
-    from .server import AppContext
+    from .pool import AppContext
 
 __all__ = ["register"]
 
