@@ -13,6 +13,7 @@ import anyio
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import open_engine
+from nexusmem_core.render import render_search
 
 
 async def main(repo: Path, question: str) -> None:
@@ -24,7 +25,7 @@ async def main(repo: Path, question: str) -> None:
             f"{report.docs_sections} doc section(s)"
         )
         response = await handlers.search(engine, question, budget=800)
-    print(response.render())
+    print(render_search(response))
     for result in response.results[:3]:
         print(f"{result.score:.4f}  {result.kind:<12} {result.ref}")
 
