@@ -126,9 +126,6 @@ class Settings(BaseSettings):
         except ValidationError as err:
             raise ConfigError(_env_error(err)) from None
 
-    def with_(self, **changes: Any) -> Settings:
-        """A copy with ``changes`` (validated as the environment's values are)."""
-        return self.model_copy(update=changes)
 
 
 _ENV_NAMES = {
