@@ -127,7 +127,6 @@ class Settings(BaseSettings):
             raise ConfigError(_env_error(err)) from None
 
 
-
 _ENV_NAMES = {
     "home": "NEXUSMEM_HOME",
     "vector": "NEXUSMEM_VECTOR",
