@@ -419,17 +419,23 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
 
 
-def _known(loc: list[str]) -> list[str]:
-    """The camelCase keys a section at ``loc`` takes."""
+def _walk(loc: list[str]) -> tuple[Any, Any]:
+    """The section ``loc`` (camelCase keys) leads to, and the field it names last: None when
+    a key is not a field."""
     model: Any = ProjectConfig
+    field: Any = None
     for part in loc:
-        field = next(
-            (f for n, f in model.model_fields.items() if to_camel(n) == part or n == part), None
-        )
-        if field is None or not isinstance(field.annotation, type):
-            return []
-        model = field.annotation
-    return [to_camel(name) for name in model.model_fields]
+        field = next((f for n, f in model.model_fields.items() if to_camel(n) == part), None)
+        if field is None:
+            return model, None
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            model = field.annotation
+    return model, field
+
+
+def _known(loc: list[str]) -> list[str]:
+    """The camelCase keys the section at ``loc`` takes."""
+    return [to_camel(name) for name in _walk(loc)[0].model_fields]
 
 
 def _plain(error: Any) -> str:
@@ -458,18 +464,10 @@ def _plain(error: Any) -> str:
 
 def _bounds(loc: Any) -> tuple[Any, Any]:
     """The ``ge``/``le`` of the field at ``loc``."""
-    model: Any = ProjectConfig
-    field: Any = None
-    for part in loc:
-        field = next(
-            (f for n, f in model.model_fields.items() if to_camel(n) == part or n == part), None
-        )
-        if field is None:
-            return "?", "?"
-        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
-            model = field.annotation
-    low = next((m.ge for m in field.metadata if hasattr(m, "ge")), "?")
-    high = next((m.le for m in field.metadata if hasattr(m, "le")), "?")
+    _, field = _walk([str(part) for part in loc if not isinstance(part, int)])
+    metadata = field.metadata if field is not None else []
+    low = next((m.ge for m in metadata if hasattr(m, "ge")), "?")
+    high = next((m.le for m in metadata if hasattr(m, "le")), "?")
     return low, high
 
 

@@ -38,8 +38,9 @@ async def group_commits(
     """``ranked`` (by relevance) with every file diff folded into its commit; by relevance."""
     commits = {c.ref: c for c in ranked if c.kind == "git_commit"}
     prose = {c.id for c in ranked if _sha(c) and _is_prose(c, doc_extensions)}
-    lending = [c for c in ranked if _sha(c) and c.id not in prose]
-    missing = sorted({sha for c in lending if (sha := _sha(c)) and sha not in commits})
+    missing = sorted(
+        {sha for c in ranked if (sha := _sha(c)) and sha not in commits and c.id not in prose}
+    )
     fetched = await candidates_by_ref(db, pid, "git", "git_commit", missing, as_of)
     out: list[Candidate] = []
     for c in ranked:

@@ -21,13 +21,12 @@ async def lexical_candidates(
     run as one token."""
     counts = await term_counts(db, query.terms) if query.terms else None
     words = await word_candidates(db, query.terms, pid, limit, as_of, counts)
-    if query.undone and counts is not None:
+    kept = counts.informative(query.terms) if query.undone and counts is not None else []
+    if kept:
         # The commits of revert pairs that hold the question's words, wherever BM25 placed
         # them among all rows: pair_reverts lifts them, so they must be candidates.
-        kept = counts.informative(query.terms)
         seen = {c.id for c in words}
-        match = any_of(kept)
-        pairs = await linked_candidates(db, match, REVERTS, pid, limit, as_of) if kept else []
+        pairs = await linked_candidates(db, any_of(kept), REVERTS, pid, limit, as_of)
         words += [c for c in pairs if c.id not in seen]
         words.sort(key=lambda c: c.relevance, reverse=True)
     if counts is not None and not query.cjk:
