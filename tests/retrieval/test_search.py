@@ -117,6 +117,37 @@ async def test_a_question_about_something_undone_finds_the_revert_pair_first(
     assert {res.ref for res in asked.results[:2]} == {tried, undone}
 
 
+async def test_an_undone_pair_outranks_a_section_that_holds_more_of_the_words(
+    settings: Settings, make_repo
+):
+    """The pair holds the one name the question turns on; the section holds that name and
+    most of its other words. Asked what became of it, the pair comes first."""
+    r: Repo = make_repo("undone-far")
+    words = "callback to append content at the end of each generated file"
+    r.commit(
+        "docs: tree generation",
+        {
+            "docs/gen.md": f"# Generating\n\n## Customize GenTree\n\nGenTree takes a {words}.\n"
+            f"GenTree writes each generated file; a {words} or prepend one.\n"
+        },
+    )
+    for i in range(8):  # enough rows for the words' weights to mean something
+        r.commit(f"Tidy generated file {i} content", {f"gen{i}.py": f"x = {i}\n"})
+    tried = r.commit("Add a postpender to GenTree", {"tree.py": "POST = True\n"})
+    undone = r.commit(
+        f'Revert "Add a postpender to GenTree"\n\nThis reverts commit {tried}.',
+        {"tree.py": "POST = False\n"},
+    )
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        asked = await handlers.search(
+            engine, f"Did GenTree ever get a {words}? What happened to it?", vector=False
+        )
+    finally:
+        await cm.__aexit__(None, None, None)
+    assert {res.ref for res in asked.results[:2]} == {tried, undone}
+
+
 async def test_a_release_question_finds_the_release_section_first(settings: Settings, make_repo):
     r: Repo = make_repo("release")
     items = "".join(f"-   Tidy module {i} of the renderer.\n" for i in range(4))
