@@ -112,6 +112,7 @@ class SearchResult:
     capture: str = ""  # post-install, backfilled, origin-unknown
     fix_for: str | None = None  # the failure (id) this follows as its fix
     link: str | None = None  # how it was linked to that failure: retry or discussion
+    copies: list[str] = field(default_factory=list)  # other sections with the same text
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

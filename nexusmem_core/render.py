@@ -29,6 +29,8 @@ def render_entry(r: SearchResult, tag_project: bool) -> str:
     if tag_project:
         tags.append(f"[{r.project}]")
     lines = [f"- {r.date} {' '.join(tags)} {r.title}{_LINKED.get(r.link or '', '')}"]
+    if r.copies:
+        lines.append(f"  (the same text is in {', '.join(r.copies)})")
     lines += ["  " + line for line in r.summary.split("\n") if r.summary]
     return "\n".join(lines)
 

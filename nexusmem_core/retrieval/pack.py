@@ -182,6 +182,7 @@ def _result(c: Candidate, summary: str, project: str) -> SearchResult:
         capture=c.capture,
         fix_for=c.meta.get("fix_of"),
         link=c.meta.get("link"),
+        copies=list(c.meta.get("copies", [])),
     )
 
 

@@ -8,6 +8,7 @@
     expand (imports.py)          a named file's imports weigh in
     group_commits (group.py)     a commit and its file diffs are one answer
     prior_factor (rank.py)       signal and recency
+    drop_copies (copies.py)      a section copied into another file shows once
     lift_releases (asked.py)     a release question's release sections lifted
     pair_reverts (pairs.py)      a revert and the commit it undoes come together (lifted
                                  first for a question about something undone)
@@ -31,6 +32,7 @@ from ..registry import check_entry, distinct_names, load_registry
 from ..store.fts import Candidate, load_bodies
 from . import semantic
 from .asked import lift_releases
+from .copies import drop_copies
 from .fuse import PROJECT_RRF_K, rrf
 from .group import group_commits
 from .lexical import lexical_candidates
@@ -130,6 +132,7 @@ async def ranked(
             c.signal, c.ts, c.provenance, c.trust, c.superseded, moment
         )
     candidates.sort(key=lambda c: c.score, reverse=True)
+    candidates = await drop_copies(db, candidates)
     if query.release:
         candidates = lift_releases(candidates)
     candidates = await pair_reverts(db, candidates, as_of, query.undone)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import open_engine
+from nexusmem_core.render import render_search
 from nexusmem_core.retrieval.query import parse_query
 
 from ..conftest import Repo
@@ -300,3 +301,33 @@ async def test_identifiers_are_found_as_a_developer_types_them(settings: Setting
             assert response.results[0].ref == sha, typed
     finally:
         await cm.__aexit__(None, None, None)
+
+
+async def test_a_section_copied_into_another_file_shows_once_naming_the_copy(
+    settings: Settings, make_repo
+):
+    r: Repo = make_repo("copies")
+    steps = (
+        "Install the package with pip, then run the development proxy on port 8080 so "
+        "the tests that reach an external host can be recorded."
+    )
+    r.commit(
+        "docs: contributing guide, twice",
+        {
+            "docs/contributing.md": f"# Contributing\n\n## Development proxy\n\n{steps}\n",
+            ".github/CONTRIBUTING.md": f"# Contributing\n\n## Development proxy\n\n{steps}\n",
+            "docs/other.md": "# Other\n\n## Proxy notes\n\nThe proxy is optional.\n",
+        },
+    )
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        response = await handlers.search(engine, "development proxy port 8080", vector=False)
+    finally:
+        await cm.__aexit__(None, None, None)
+    sections = [res for res in response.results if res.kind == "doc_section"]
+    copies = [res for res in sections if res.ref.endswith("#Development proxy")]
+    assert len(copies) == 1
+    other = {"docs/contributing.md#Development proxy", ".github/CONTRIBUTING.md#Development proxy"}
+    assert copies[0].copies == sorted(other - {copies[0].ref})
+    assert f"(the same text is in {copies[0].copies[0]})" in render_search(response)
+    assert "docs/other.md#Proxy notes" in {res.ref for res in sections}  # not a copy
