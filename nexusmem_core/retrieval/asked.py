@@ -5,7 +5,9 @@ Some questions name the kind of record that answers them:
 - something tried and undone ("did we ever try X?", "why was it backed out", "what happened
   to that?", "has it come back?") is answered by a revert and the commit it undid;
 - "which release / what version added X and dropped Y" is answered by a changelog's section
-  for that release.
+  for that release;
+- "how do I X?", "can I X?", "where should X go?" is answered by a documentation section more
+  often than by the commit that made X possible (the section says how; the commit, that).
 
 Words alone rank these badly in both arms. The vector arm finds the commits that made each
 change a release lists (a release section runs to thousands of characters and its vector
@@ -20,10 +22,14 @@ Measured on the real set (bench/eval/real, MRR@10; BM25 / hybrid with all-minilm
                              2.0: 0.752 / 0.724
     revert questions (36)    no lift 0.464 (BM25)    1.3: 0.502   1.6: 0.546   2.0: 0.574,
                              where release questions that read as undone began to lose
+    how-to questions (36)    no lift 0.664 (BM25)    1.3: 0.701   1.6: 0.701   2.0: 0.705
 
 The other kinds' questions did not move at 1.6: 1 of 180 reads as a release question, none as
-an undone one. "When did X arrive" is not taken for a release question: it is as often asked
-of a commit ("when was that corrected?").
+an undone one, none as a how-to one (26 of the 36 how-to questions do). A question that reads
+as more than one kind is taken as release or undone, not how-to: "how did the release...", "can
+I still... after it was reverted" ask for those. Nor is "how do I fix this error" how-to: a
+pasted error wants the commit that fixed it. "When did X arrive" is not taken for a release
+question: it is as often asked of a commit ("when was that corrected?").
 """
 
 from __future__ import annotations
@@ -33,7 +39,15 @@ from typing import Any, Protocol, TypeVar
 
 from ..collectors.changelog import is_changelog, version_of
 
-__all__ = ["LIFT", "asks_release", "asks_undone", "is_release_section", "lift_releases"]
+__all__ = [
+    "LIFT",
+    "asks_howto",
+    "asks_release",
+    "asks_undone",
+    "is_release_section",
+    "lift_howto",
+    "lift_releases",
+]
 
 LIFT = 1.6
 
@@ -53,6 +67,17 @@ _RELEASE = re.compile(
     re.IGNORECASE,
 )
 
+_HOWTO = re.compile(
+    r"\bhow\s+(?:do|can|should|would|could)\s+(?:i|we|you|one|users?|my|end\s+users)\b|"
+    r"\bhow\s+to\b|\bwhere\s+should\b|\bwhat\s+do\s+i\s+pass\b|\bcan\s+i\b",
+    re.IGNORECASE,
+)
+_REPAIR = re.compile(
+    r"\b(?:how\s+(?:do|can|should)\s+(?:i|we|you)|how\s+to|can\s+i)\s+"
+    r"(?:fix|solve|work\s+around|get\s+rid\s+of|debug)\b",
+    re.IGNORECASE,
+)
+
 
 def asks_undone(text: str) -> bool:
     return _UNDONE.search(text) is not None
@@ -60,6 +85,10 @@ def asks_undone(text: str) -> bool:
 
 def asks_release(text: str) -> bool:
     return _RELEASE.search(text) is not None
+
+
+def asks_howto(text: str) -> bool:
+    return _HOWTO.search(text) is not None and _REPAIR.search(text) is None
 
 
 class _Candidate(Protocol):
@@ -91,5 +120,14 @@ def lift_releases(candidates: list[C]) -> list[C]:
     """For a release question: its release sections lifted; best first again."""
     for c in candidates:
         if is_release_section(c):
+            c.score *= LIFT
+    return sorted(candidates, key=lambda c: c.score, reverse=True)
+
+
+def lift_howto(candidates: list[C]) -> list[C]:
+    """For a how-to question: its documentation sections (not release notes) lifted; best
+    first again."""
+    for c in candidates:
+        if c.kind == "doc_section" and not is_release_section(c):
             c.score *= LIFT
     return sorted(candidates, key=lambda c: c.score, reverse=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .asked import asks_release, asks_undone
+from .asked import asks_howto, asks_release, asks_undone
 from .cjk import excerpt_terms, has_cjk
 
 __all__ = ["MAX_TERMS", "Query", "fts_match", "parse_query", "query_terms", "quote_term"]
@@ -61,8 +61,8 @@ class Query:
     one of them as typed, which is how the index holds it; its parts (``params``,
     ``serializer``) come after the query's own words, for the text that spells them apart.
     ``excerpt_terms`` is what an excerpt looks for in a line (with pieces of CJK runs).
-    ``undone`` and ``release``: the question asks after something tried and undone, or for a
-    release (retrieval/asked.py).
+    ``undone``, ``release`` and ``howto``: the question asks after something tried and undone,
+    for a release, or how to do something (retrieval/asked.py).
     """
 
     text: str
@@ -71,6 +71,7 @@ class Query:
     excerpt_terms: list[str] = field(default_factory=list)
     undone: bool = False
     release: bool = False
+    howto: bool = False
 
 
 def _identifier_parts(text: str) -> list[str]:
@@ -89,11 +90,13 @@ def parse_query(text: str) -> Query:
     terms = (words + extra)[: max(MAX_TERMS, len(words))]
     cjk = has_cjk(text)
     shown = words + (excerpt_terms(text) if cjk else [])
+    undone, release = asks_undone(text), asks_release(text)
     return Query(
         text=text,
         terms=terms,
         cjk=cjk,
         excerpt_terms=shown,
-        undone=asks_undone(text),
-        release=asks_release(text),
+        undone=undone,
+        release=release,
+        howto=asks_howto(text) and not (undone or release),
     )

@@ -9,7 +9,8 @@
     group_commits (group.py)     a commit and its file diffs are one answer
     prior_factor (rank.py)       signal and recency
     drop_copies (copies.py)      a section copied into another file shows once
-    lift_releases (asked.py)     a release question's release sections lifted
+    lift_releases (asked.py)     a release question's release sections lifted, a how-to
+                                 question's documentation
     pair_reverts (pairs.py)      a revert and the commit it undoes come together (lifted
                                  first for a question about something undone)
     follow (chains.py)           a failure and its fix come together
@@ -31,7 +32,7 @@ from ..models import SearchResponse, SearchResult
 from ..registry import check_entry, distinct_names, load_registry
 from ..store.fts import Candidate, load_bodies
 from . import semantic
-from .asked import lift_releases
+from .asked import lift_howto, lift_releases
 from .copies import drop_copies
 from .fuse import PROJECT_RRF_K, rrf
 from .group import group_commits
@@ -135,6 +136,8 @@ async def ranked(
     candidates = await drop_copies(db, candidates)
     if query.release:
         candidates = lift_releases(candidates)
+    elif query.howto:
+        candidates = lift_howto(candidates)
     candidates = await pair_reverts(db, candidates, as_of, query.undone)
     candidates = await follow(db, candidates, as_of)
     _capture(candidates, await _installed(engine))

@@ -331,3 +331,49 @@ async def test_a_section_copied_into_another_file_shows_once_naming_the_copy(
     assert copies[0].copies == sorted(other - {copies[0].ref})
     assert f"(the same text is in {copies[0].copies[0]})" in render_search(response)
     assert "docs/other.md#Proxy notes" in {res.ref for res in sections}  # not a copy
+
+
+def test_what_reads_as_a_how_to_question():
+    howto = [
+        "How do I let my command accept flags it doesn't recognise?",
+        "how can I throttle upload bandwidth from node?",
+        "where should my tool keep its per-user config file?",
+        "need HTTPS on the dev server - what do I pass to run_simple?",
+        "Can I plug chardet in to guess the encoding?",
+        "results come out in a different order every run - how to make it stable?",
+    ]
+    for text in howto:
+        assert parse_query(text).howto, text
+    other = [
+        "Why does the client retry twice?",
+        "how do I fix `TypeError: a bytes-like object is required`?",
+        "which release made uploads retry, and how can I turn it off?",
+        "can I still use the lazy loader, or was it reverted?",
+        "How did the parser handle empty bodies before?",
+    ]
+    for text in other:
+        assert not parse_query(text).howto, text
+
+
+async def test_a_how_to_question_finds_the_section_before_the_commit(settings: Settings, make_repo):
+    r: Repo = make_repo("howto")
+    r.commit(
+        "docs: retries",
+        {
+            "docs/retries.md": "# Retries\n\n## Retrying uploads\n\nPass `retries=3` to "
+            "the client and uploads that time out are sent again, up to that many times.\n"
+        },
+    )
+    for i in range(10):  # enough rows for the words' weights to mean something
+        r.commit(f"Refactor part {i} of the parser", {f"parse{i}.py": f"x = {i}\n"})
+    commit = r.commit("Retry uploads that time out", {"up.py": "RETRY = 3\n"})
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        plain = await handlers.search(engine, "retry uploads that time out", vector=False)
+        asked = await handlers.search(
+            engine, "how do I make uploads retry when they time out?", vector=False
+        )
+    finally:
+        await cm.__aexit__(None, None, None)
+    assert plain.results[0].ref == commit  # the words alone: the commit says it shortest
+    assert asked.results[0].ref == "docs/retries.md#Retrying uploads"
