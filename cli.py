@@ -250,16 +250,16 @@ async def cmd_query(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
-    from nexusmem_core import handlers
+    from nexusmem_core import handlers, render
 
     async with _engine(settings, args, read_only=True) as engine:
         status = await handlers.status(engine)
     if args.json:
         _print_json(status.to_dict())
     elif args.share:
-        print(handlers.share_text(status))
+        print(render.share_text(status))
     else:
-        print(handlers.status_text(status))
+        print(render.status_text(status))
     return 0
 
 

@@ -469,6 +469,7 @@ async def stage_times(repo: Path, base: list[Query], rounds: int) -> dict[str, l
     from nexusmem_core.config import Settings
     from nexusmem_core.engine import open_engine
     from nexusmem_core.retrieval.query import query_terms
+    from nexusmem_core.retrieval.search import CANDIDATES
     from nexusmem_core.retrieval.words import word_candidates
     from nexusmem_core.store.fts import term_counts
 
@@ -483,7 +484,7 @@ async def stage_times(repo: Path, base: list[Query], rounds: int) -> dict[str, l
                     t0 = time.perf_counter()
                     await term_counts(db, terms)
                     t1 = time.perf_counter()
-                    found = await word_candidates(db, terms, pid, handlers.CANDIDATES)
+                    found = await word_candidates(db, terms, pid, CANDIDATES)
                     t2 = time.perf_counter()
                     await follow(db, found)
                     t3 = time.perf_counter()
@@ -607,9 +608,9 @@ class Knn:
 
 
 async def knn_times(repo: Path, dims: int, count: int, seed: int) -> Knn:
-    from nexusmem_core import handlers
     from nexusmem_core.config import Settings
     from nexusmem_core.engine import open_engine
+    from nexusmem_core.retrieval.search import CANDIDATES
     from nexusmem_core.store import sketches, vectors
 
     rng = random.Random(seed)
@@ -628,7 +629,7 @@ async def knn_times(repo: Path, dims: int, count: int, seed: int) -> Knn:
                 for mode, limit in (("shipped", bound), ("exact", 10**12)):
                     sketches.EXACT_UP_TO = limit
                     t = time.perf_counter()
-                    hits = await vectors.knn(db, engine.project_id, q, handlers.CANDIDATES)
+                    hits = await vectors.knn(db, engine.project_id, q, CANDIDATES)
                     if i >= 2:  # two warm-up queries
                         getattr(out, mode).append((time.perf_counter() - t) * 1000)
                     found[mode] = [seq for seq, _ in hits]

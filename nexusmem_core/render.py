@@ -1,4 +1,5 @@
-"""The text both adapters show: a search's context block, one result at a time.
+"""The text both adapters show: a search's context block, one result at a time, and a
+project's status.
 
 The CLI prints it and the MCP server returns it beside the structured content, so it is made in
 one place. It reads the shapes of models.py and nothing else (the packer measures a result by
@@ -7,9 +8,18 @@ the text made here).
 
 from __future__ import annotations
 
-from .models import SearchResponse, SearchResult
+import time
 
-__all__ = ["QUERY_HEADER", "render_entry", "render_search"]
+from .models import SearchResponse, SearchResult, Status
+
+__all__ = [
+    "QUERY_HEADER",
+    "format_date",
+    "render_entry",
+    "render_search",
+    "share_text",
+    "status_text",
+]
 
 QUERY_HEADER = "Relevant history for: "
 
@@ -17,6 +27,13 @@ _LINKED = {
     "retry": "  -- linked as the fix (the same command passed)",
     "discussion": "  -- linked as the fix (discussed here)",
 }
+
+
+def format_date(ts: int | None) -> str:
+    """A node's day, UTC, as results and status show it."""
+    if ts is None:
+        return "date unknown"
+    return time.strftime("%Y-%m-%d", time.gmtime(ts))
 
 
 def render_entry(r: SearchResult, tag_project: bool) -> str:
@@ -46,3 +63,64 @@ def render_search(response: SearchResponse) -> str:
     if response.skipped:
         text += "\n" + "".join(f"skipped: {why}\n" for why in response.skipped)
     return text
+
+
+def status_text(s: Status) -> str:
+    span = f"{format_date(s.first_ts)} .. {format_date(s.last_ts)}" if s.nodes else "empty"
+    lines = [f"{s.project}  {s.root}", f"{s.nodes} node(s)  {span}"]
+    lines += [f"{count:>10}  {kind}" for kind, count in s.by_kind.items()]
+    behind = "" if s.cursor == s.head else "  (HEAD has moved: run `nexusmem sync`)"
+    lines += [
+        f"last sync  {s.last_sync or 'never'}{behind}",
+        f"shell      {s.shell}",
+        *([f"origin     {s.identity}"] if s.identity else []),
+        f"chains     {_chains_text(s.chains)}",
+        f"imports    {_imports_text(s.import_edges, s.structure)}",
+        f"vectors    {s.vector}",
+        f"flagged    {_flagged_text(s.flagged)}",
+        *([f"sessions   {_sessions_text(s.sessions)}"] if s.sessions else []),
+        f"database   {s.database} (schema v{s.schema_version})",
+        *([f"           cannot be written: {s.unwritable}"] if s.unwritable else []),
+    ]
+    return "\n".join(lines)
+
+
+def _imports_text(edges: dict[str, int], structure: str) -> str:
+    if not edges:
+        return structure
+    langs = ", ".join(f"{lang} {count}" for lang, count in edges.items())
+    return f"{sum(edges.values())} file-to-file import edge(s): {langs}"
+
+
+def _flagged_text(flagged: int) -> str:
+    if not flagged:
+        return "no stale node is flagged as likely superseded"
+    return f"{flagged} stale node(s) likely superseded: see `nexusmem stale`"
+
+
+def _sessions_text(states: dict[str, int]) -> str:
+    """Conversation sessions by summary state (see collectors/session)."""
+    text = (
+        f"{states.get('done', 0)} summarised, {states.get('queued', 0)} queued, "
+        f"{states.get('pending', 0)} pending (the chat model did not answer)"
+    )
+    failed = states.get("failed", 0)
+    return text + (f", {failed} summary(ies) kept out by the deny list" if failed else "")
+
+
+def _chains_text(chains: dict[str, int]) -> str:
+    if not chains.get("failures"):
+        return "no failed commands recorded"
+    return (
+        f"{chains['failures']} failed command(s) examined: {chains['retry']} linked by retry, "
+        f"{chains['discussion']} by discussion, {chains['unresolved']} with no fix recorded"
+    )
+
+
+def share_text(s: Status) -> str:
+    """A plain summary to paste elsewhere: no local paths, no ids, nothing from node bodies."""
+    span = f"{format_date(s.first_ts)} .. {format_date(s.last_ts)}" if s.nodes else "empty"
+    lines = [f"NexusMem memory of {s.project}", f"{s.nodes} node(s)  {span}"]
+    lines += [f"{count:>10}  {kind}" for kind, count in s.by_kind.items()]
+    lines.append(f"search     {'hybrid (BM25 + vectors)' if s.embedded else 'BM25'}")
+    return "\n".join(lines)

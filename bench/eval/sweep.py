@@ -22,8 +22,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run
 
-from nexusmem_core import handlers
 from nexusmem_core.retrieval import pack, rank
+from nexusmem_core.retrieval import search as pipeline
 
 
 @contextlib.contextmanager
@@ -47,17 +47,17 @@ def priors(budget: float | None = None, half_life: float | None = None) -> Itera
 
 @contextlib.contextmanager
 def sibling_cap(cap: int) -> Iterator[None]:
-    original = handlers.Packer
+    original = pipeline.Packer
 
     class Capped(pack.Packer):
         def __init__(self, budget: int, _cap: int, *args: Any, **kwargs: Any) -> None:
             super().__init__(budget, cap, *args, **kwargs)
 
-    handlers.Packer = Capped  # type: ignore[misc]
+    pipeline.Packer = Capped  # type: ignore[misc]
     try:
         yield
     finally:
-        handlers.Packer = original  # type: ignore[misc]
+        pipeline.Packer = original  # type: ignore[misc]
 
 
 def evaluate(mode: str) -> dict[str, float]:

@@ -18,7 +18,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..retrieval.pack import display_title, format_date
+from ..render import format_date
+from ..retrieval.pack import display_title
 from ..store import vectors
 from ..store.db import Database
 from ..store.fts import Candidate

@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ..retrieval.pack import display_title, format_date
+from ..render import format_date
+from ..retrieval.pack import display_title
 from ..store import audit
 from ..store.db import Database
 from ..store.fts import Candidate

@@ -11,12 +11,11 @@ tighter of the equals (bench/eval/sweep.py).
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ..models import Node, SearchResult
-from ..render import QUERY_HEADER, render_entry
+from ..render import QUERY_HEADER, format_date, render_entry
 from ..store.fts import Candidate
 
 __all__ = [
@@ -24,7 +23,6 @@ __all__ = [
     "echo_query",
     "estimate_tokens",
     "excerpt",
-    "format_date",
     "pack",
     "preview_row",
 ]
@@ -66,12 +64,6 @@ def echo_query(text: str, budget: int) -> tuple[str, int]:
             high = mid - 1
     echo = line[:low].rstrip() + "..."
     return echo, cost(echo)
-
-
-def format_date(ts: int | None) -> str:
-    if ts is None:
-        return "date unknown"
-    return time.strftime("%Y-%m-%d", time.gmtime(ts))
 
 
 def _hits(line: str, terms: Sequence[str]) -> int:

@@ -13,6 +13,7 @@ from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.models import SyncReport
+from nexusmem_core.render import status_text
 
 from ...conftest import Repo, changed
 from ...fake_ollama import FakeOllama
@@ -178,7 +179,7 @@ async def test_past_max_sessions_the_rest_are_queued_newest_first(live: Engine, 
     assert len(ollama.chat_requests) == 3
     status = await handlers.status(live)
     assert status.sessions == {"done": 3}
-    assert "sessions   3 summarised, 0 queued" in handlers.status_text(status)
+    assert "sessions   3 summarised, 0 queued" in status_text(status)
 
 
 async def test_past_the_time_budget_the_rest_are_queued(live: Engine, ollama: FakeOllama):

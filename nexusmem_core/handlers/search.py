@@ -1,0 +1,104 @@
+"""Reading memory back: a ranked, budgeted search (the pipeline is ``retrieval/search.py``), the
+most recent nodes, one node in full.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import Settings
+from ..engine import Engine
+from ..errors import UsageError
+from ..models import NODE_KINDS, SearchResponse
+from ..render import format_date
+from ..retrieval.pack import display_title
+from ..store.fts import Candidate
+from ..store.nodes import NODE_COLUMNS
+
+
+async def search(
+    engine: Engine,
+    query: str,
+    budget: int | None = None,
+    vector: bool = True,
+    as_of: str | None = None,
+    now: float | None = None,
+) -> SearchResponse:
+    """Rank this repository's memory against ``query`` and pack the best into ``budget``.
+
+    ``vector=False`` forces BM25 alone; otherwise the vector arm joins when it can. ``as_of``
+    (a date) reads memory as it was then: only nodes recorded at or before it. ``now`` is the
+    moment recency is measured from (the clock by default). The pipeline is
+    ``retrieval/search.py``.
+    """
+    from ..retrieval.search import search as run_search
+
+    return await run_search(engine, query, budget, vector, as_of, now)
+
+
+async def search_all(
+    settings: Settings,
+    query: str,
+    budget: int | None = None,
+    vector: bool = True,
+    as_of: str | None = None,
+    now: float | None = None,
+) -> SearchResponse:
+    """Search every registered repository, each project's list fused by rank."""
+    from ..retrieval.search import search_all as run_search_all
+
+    return await run_search_all(settings, query, budget, vector, as_of, now)
+
+
+async def list_recent(
+    engine: Engine, limit: int = 20, kind: str | None = None
+) -> list[dict[str, Any]]:
+    """The most recent nodes, newest first, optionally of one kind (one of ``NODE_KINDS``)."""
+    if not 1 <= limit <= 500:
+        raise UsageError("limit: must be between 1 and 500")
+    if kind is not None and kind not in NODE_KINDS:
+        raise UsageError(
+            f"kind: {kind!r} is not a kind of node; the kinds are {', '.join(NODE_KINDS)}"
+        )
+    where, params = "n.project_id = ?", [engine.project_id]
+    if kind:
+        where += " and n.kind = ?"
+        params.append(kind)
+    rows = await engine.db.fetchall(
+        f"select {NODE_COLUMNS} from nodes n where {where} "
+        f"order by n.ts is null, n.ts desc, n.seq desc limit ?",
+        (*params, limit),
+    )
+    return [_summary(Candidate.from_row(r, 0.0)) for r in rows]
+
+
+def _summary(c: Candidate) -> dict[str, Any]:
+    return {
+        "id": c.id,
+        "kind": c.kind,
+        "ref": c.ref,
+        "title": display_title(c),
+        "date": format_date(c.ts),
+        "ts": c.ts,
+        "provenance": c.provenance,
+        "trust": c.trust,
+        "signal": c.signal,
+        "superseded": c.superseded,
+    }
+
+
+async def get_node(engine: Engine, node_id: str) -> dict[str, Any] | None:
+    """One node in full: text, files, metadata."""
+    row = await engine.db.fetchone(
+        f"select {NODE_COLUMNS}, n.body from nodes n where n.id = ?", (node_id,)
+    )
+    if row is None:
+        return None
+    candidate = Candidate.from_row(row, 0.0)
+    files = [
+        p
+        for (p,) in await engine.db.fetchall(
+            "select path from node_files where node_id = ? order by path", (node_id,)
+        )
+    ]
+    return {**_summary(candidate), "meta": candidate.meta, "body": row[14], "files": files}

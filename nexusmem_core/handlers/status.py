@@ -1,0 +1,122 @@
+"""What a project's memory holds and how each source stands, as one ``Status`` value (its text
+is ``render.status_text``).
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..chains import chain_counts
+from ..engine import Engine
+from ..files import obstacle
+from ..models import Status
+from ..store import vectors
+from ..store.nodes import get_cursor
+
+
+async def status(engine: Engine) -> Status:
+    from ..hygiene.stale import count_open
+
+    db, pid = engine.db, engine.project_id
+    by_kind = dict(
+        await db.fetchall(
+            "select kind, count(*) from nodes where project_id = ? group by kind order by 2 desc",
+            (pid,),
+        )
+    )
+    first, last = await db.fetchone(
+        "select min(ts), max(ts) from nodes where project_id = ?", (pid,)
+    ) or (None, None)
+    (version,) = await db.fetchone("select max(version) from schema_migrations") or (0,)
+    vector, embedded = await _vector_status(engine)
+    chains = await chain_counts(db, pid)
+    sessions = await db.fetchall(
+        "select state, count(*) from sessions where project_id = ? group by state", (pid,)
+    )
+    import_edges, structure = await _import_graph(engine)
+    blocked = obstacle(db.path)
+    return Status(
+        identity=await _identity_text(engine),
+        unwritable=blocked.text if blocked else "",
+        import_edges=import_edges,
+        structure=structure,
+        sessions=dict(sessions),
+        flagged=await count_open(db, pid),
+        chains=chains.__dict__,
+        shell=_shell_capture(engine),
+        project=engine.repo.name,
+        project_id=pid,
+        root=str(engine.repo.root),
+        database=str(db.path),
+        nodes=sum(by_kind.values()),
+        by_kind=by_kind,
+        first_ts=first,
+        last_ts=last,
+        last_sync=await get_cursor(db, pid, "last_sync"),
+        head=engine.repo.head,
+        cursor=await get_cursor(db, pid, "git"),
+        vector=vector,
+        embedded=embedded,
+        schema_version=version,
+    )
+
+
+async def _identity_text(engine: Engine) -> str:
+    """Whether the origin changed: carried over already, or waiting for a sync to be."""
+    from ..identity import last_change
+
+    origin = engine.repo.origin
+    if engine.prior is not None:
+        return (
+            f"changed from {engine.prior.origin or 'no origin'} to {origin or 'no origin'}: "
+            f"the next `nexusmem sync` carries {engine.prior.nodes} node(s) over"
+        )
+    change = await last_change(engine.db, engine.project_id)
+    return change.describe(origin) if change else ""
+
+
+async def _import_graph(engine: Engine) -> tuple[dict[str, int], str]:
+    """The import graph's edges by language, and why there is none when there is none."""
+    db, pid = engine.db, engine.project_id
+    rows = await db.fetchall(
+        "select lang, count(*) from import_edges where project_id = ? group by lang "
+        "order by 2 desc, 1",
+        (pid,),
+    )
+    if rows:
+        return dict(rows), ""
+    if not engine.config.sources.structure.enabled:
+        return {}, "off (sources.structure.enabled is false)"
+    if await get_cursor(db, pid, "structure") is None:
+        return {}, "not built yet: run `nexusmem sync`"
+    return {}, "no import between files of the repository was found"
+
+
+async def _vector_status(engine: Engine) -> tuple[str, int]:
+    """What the vector arm has to work with, and how many nodes are embedded."""
+    support = engine.db.vectors
+    if not support.loaded:
+        return f"off: {support.reason}; searching with BM25", 0
+    embedder = engine.embedder()
+    if embedder is None:
+        return "off (embed.enabled is false); searching with BM25", 0
+    cover = await vectors.coverage(engine.db, embedder.model)
+    text = (
+        f"{cover.embedded} embedded, {cover.pending} pending, model {cover.model} at "
+        f"{embedder.host} (sqlite-vec {support.version})"
+    )
+    return text, cover.embedded
+
+
+def _shell_capture(engine: Engine) -> str:
+    if not engine.config.sources.shell.enabled:
+        return "off (sources.shell.enabled is false)"
+    from ..collectors.shell.hooklog import LOG_FILE
+
+    log = engine.settings.home / LOG_FILE
+    if log.exists():
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(log.stat().st_mtime))
+        return f"shell hook (last command recorded {when})"
+    if engine.config.sources.shell.scrape:
+        return "scraped from history files: no cwd or exit codes (`nexusmem hook install`)"
+    return "off: no hook log, and scraping is disabled"
