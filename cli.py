@@ -57,8 +57,15 @@ def run_light(command: Callable[[argparse.Namespace], int], args: argparse.Names
 def _said(err: Exception) -> str:
     """One of the project's errors in the CLI's words: its flags, and its way out of a path that
     is not a repository or a repository with no memory (the core leaves those to each adapter)."""
-    from nexusmem_core.errors import NotAGitRepositoryError, NotInitialisedError, UsageError
+    from nexusmem_core.errors import (
+        NotAGitRepositoryError,
+        NotInitialisedError,
+        StoreError,
+        UsageError,
+    )
 
+    if isinstance(err, StoreError):
+        return err.worded(sync="run `nexusmem sync`", search="`nexusmem query`")
     if isinstance(err, NotAGitRepositoryError):
         return f"{err}: run NexusMem in a repository or pass -C <path>"
     if isinstance(err, NotInitialisedError):

@@ -13,6 +13,8 @@ message leaves it out or names the argument in the core's words, and each adapte
 from __future__ import annotations
 
 __all__ = [
+    "SEARCH",
+    "SYNC",
     "ConfigError",
     "FileAccessError",
     "GitError",
@@ -75,5 +77,25 @@ class NotInitialisedError(NexusMemError):
     """
 
 
+SYNC = "\x00sync\x00"  # in a StoreError's text: where the way out is to sync (see below)
+SEARCH = "\x00search\x00"  # ... and where it says that searching can still read memory
+
+
 class StoreError(NexusMemError):
-    """The memory database cannot be opened or is not one of ours."""
+    """The memory database cannot be opened or is not one of ours.
+
+    Where the way out is the caller's own command, the message holds ``SYNC`` ("run a sync")
+    or ``SEARCH`` ("a search"), and ``worded`` puts each adapter's words in their place: the
+    CLI's ``nexusmem sync`` and ``nexusmem query``, the MCP server's ``sync_project`` and
+    ``search_memory``. ``str(err)`` has neutral words.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def worded(self, sync: str, search: str) -> str:
+        return self.message.replace(SYNC, sync).replace(SEARCH, search)
+
+    def __str__(self) -> str:
+        return self.worded("run a sync", "a search")

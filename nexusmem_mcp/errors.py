@@ -1,9 +1,10 @@
 """What went wrong, in the words an MCP client reads: one line naming the tool's parameters.
 
-The core leaves the way out of a path that is not a repository, and of a repository with no
-memory, to each adapter (see ``nexusmem_core.errors``); here it is ``project_root`` and
-``sync_project``. Arguments the SDK refuses before a tool runs come with pydantic's text,
-several lines ending in a URL; here each becomes one clause.
+The core leaves the way out of a path that is not a repository, of a repository with no
+memory, and of a database to rebuild or upgrade, to each adapter (see ``nexusmem_core.errors``);
+here it is ``project_root``, ``sync_project`` and ``search_memory``. Arguments the SDK refuses
+before a tool runs come with pydantic's text, several lines ending in a URL; here each becomes
+one clause.
 """
 
 from __future__ import annotations
@@ -12,7 +13,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from nexusmem_core.errors import NexusMemError, NotAGitRepositoryError, NotInitialisedError
+from nexusmem_core.errors import (
+    NexusMemError,
+    NotAGitRepositoryError,
+    NotInitialisedError,
+    StoreError,
+)
 
 __all__ = ["refused", "said"]
 
@@ -20,6 +26,8 @@ __all__ = ["refused", "said"]
 def said(err: NexusMemError) -> str:
     """``err`` as the client reads it. A UsageError names its argument as the core's functions
     do, and the tools' parameters have those names."""
+    if isinstance(err, StoreError):
+        return err.worded(sync="call sync_project", search="search_memory")
     if isinstance(err, NotAGitRepositoryError):
         return f"{err}: pass project_root, the path of a git repository"
     if isinstance(err, NotInitialisedError):

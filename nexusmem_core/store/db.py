@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import aiosqlite
 import anyio.to_thread
 
-from ..errors import StoreError
+from ..errors import SYNC, StoreError
 from ..logging import get_logger
 from ..private import create_private
 from . import failures
@@ -351,13 +351,11 @@ async def _prepare(db: Database, read_only: bool) -> None:
         # No migration at all: not a database an older NexusMem wrote, but an empty file (an
         # init or a copy cut short). A writable open builds the schema in it.
         raise StoreError(
-            f"{path} is empty: it holds no memory yet; run `nexusmem sync` in that repository "
-            "to build it there"
+            f"{path} is empty: it holds no memory yet; {SYNC} for that repository to build it"
         )
     elif version < LATEST:
         raise StoreError(
-            f"{path} is from an older NexusMem (schema v{version}): run `nexusmem sync` "
-            "to upgrade it"
+            f"{path} is from an older NexusMem (schema v{version}): {SYNC} to upgrade it"
         )
 
 
@@ -369,7 +367,7 @@ async def _check_not_foreign(db: Database) -> None:
     if names and "schema_migrations" not in names:
         raise StoreError(
             f"{db.path} is not a NexusMem database (it holds other tables): move it aside, then "
-            "run `nexusmem sync` to build memory there"
+            f"{SYNC} to build memory there"
         )
 
 

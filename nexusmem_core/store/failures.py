@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import SEARCH, SYNC
 from ..files import obstacle
 
 __all__ = ["describe", "unwritable"]
@@ -30,15 +31,16 @@ def unwritable(path: Path, err: BaseException) -> bool:
 
 
 def describe(path: Path, err: BaseException) -> str:
-    """The one-line message for a database error at ``path``."""
+    """The one-line message for a database error at ``path`` (a StoreError's: the adapter
+    words its way out, see ``errors.StoreError``)."""
     name = _name(err)
     if name in _DAMAGED:
-        return f"{path}: {err}; move the file aside and run `nexusmem sync` to build memory anew"
+        return f"{path}: {err}; move the file aside and {SYNC} to build memory anew"
     blocked = obstacle(path)
     if blocked is not None and name.startswith(_NO_WRITE):
         return (
             f"cannot write {path}: {blocked.text}, then run the command again "
-            "(memory is unchanged; `nexusmem query` can still read it)"
+            f"(memory is unchanged; {SEARCH} can still read it)"
         )
     if name == "SQLITE_FULL":
         return (
@@ -52,4 +54,4 @@ def describe(path: Path, err: BaseException) -> str:
             f"cannot use {path}: {err}; check the disk and the file's permissions, then run "
             "the command again"
         )
-    return f"{path}: {err}; move the file aside and run `nexusmem sync` to build memory anew"
+    return f"{path}: {err}; move the file aside and {SYNC} to build memory anew"

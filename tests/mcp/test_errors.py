@@ -3,6 +3,7 @@ parameters and tools, never the CLI's flags and commands nor pydantic's text."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from mcp import Client
 from nexusmem_core.config import Settings
 from nexusmem_mcp.server import build_server
 
-from ..conftest import Repo
+from ..conftest import Repo, run_cli
 
 CLI_WORDS = ("-C <", "-C ", "--", "nexusmem init", "`nexusmem")
 
@@ -110,3 +111,27 @@ async def test_arguments_out_of_range_or_of_the_wrong_type_get_one_line(
     text = one_line(result)
     assert text == f"Error executing tool {tool}: {said}"
     assert "pydantic" not in text and "validation error" not in text
+
+
+async def test_a_database_to_rebuild_says_to_call_sync_project(server, repo: Repo):
+    """The store's way out (move the file aside and build memory anew) is the CLI's command
+    over the CLI, and sync_project here."""
+    at = ("-C", str(repo.path))
+    assert run_cli("init", *at).returncode == 0
+    db = repo.path / ".nexusmem" / "memory.db"
+    for name in ("memory.db-wal", "memory.db-shm"):
+        (db.parent / name).unlink(missing_ok=True)
+    db.unlink()
+    with sqlite3.connect(db) as conn:  # someone else's database where memory should be
+        conn.execute("create table invoices (id integer primary key)")
+    conn.close()
+    async with Client(server) as client:
+        foreign = one_line(await client.call_tool("get_status", {"project_root": str(repo.path)}))
+    assert foreign.endswith("move it aside, then call sync_project to build memory there")
+    assert "run `nexusmem sync` to build memory there" in run_cli("status", *at).stderr
+
+    db.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)  # damaged past its header
+    async with Client(server) as client:
+        damaged = one_line(await client.call_tool("get_status", {"project_root": str(repo.path)}))
+    assert "move the file aside and call sync_project to build memory anew" in damaged
+    assert "move the file aside and run `nexusmem sync`" in run_cli("status", *at).stderr

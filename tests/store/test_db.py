@@ -31,10 +31,15 @@ async def test_every_connection_zeroes_what_it_deletes(tmp_path: Path):
 async def test_an_empty_file_is_called_empty_and_a_write_builds_memory_in_it(tmp_path: Path):
     path = tmp_path / "memory.db"
     path.write_bytes(b"")
-    with pytest.raises(StoreError, match=r"memory.db is empty: .*run `nexusmem sync`") as err:
+    with pytest.raises(StoreError, match=r"memory.db is empty: .*run a sync") as err:
         async with open_database(path, read_only=True):
             pass
     assert "older NexusMem" not in str(err.value) and path.stat().st_size == 0
+    # Each adapter names its own way out: the CLI's command, the MCP server's tool.
+    assert err.value.worded("run `nexusmem sync`", "`nexusmem query`").endswith(
+        "run `nexusmem sync` for that repository to build it"
+    )
+    assert "call sync_project for" in err.value.worded("call sync_project", "search_memory")
     async with open_database(path) as db:
         assert await schema_version(db) == LATEST
 

@@ -131,7 +131,7 @@ async def test_readers_ask_for_a_sync_when_the_schema_is_behind(tmp_path: Path):
     latest = MIGRATIONS[-1][0]
     with sqlite3.connect(path) as raw:
         raw.execute("update schema_migrations set version = -1 where version = ?", (latest,))
-    with pytest.raises(StoreError, match="run `nexusmem sync`"):
+    with pytest.raises(StoreError, match="run a sync to upgrade it"):
         async with open_database(path, read_only=True):
             pass
     with sqlite3.connect(path) as raw:
