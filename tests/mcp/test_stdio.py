@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
+from jsonschema.validators import validator_for
 from mcp import Client, StdioServerParameters
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, ListRootsResult, Root
 
@@ -27,13 +28,29 @@ async def test_stdio_server_answers_and_keeps_stdout_clean(repo: Repo, home: Pat
         cwd=str(repo.path),
         env={**os.environ, "NEXUSMEM_HOME": str(home), "NEXUSMEM_LOG_LEVEL": "DEBUG"},
     )
+    plain = home.parent / "plain"
+    plain.mkdir()
     async with Client(params) as client:
         assert client.server_info.name == "nexusmem"
+        tools = {t.name: t for t in (await client.list_tools()).tools}
         synced = await client.call_tool("sync_project", {})
         assert not synced.is_error, synced.content
         result = await client.call_tool("search_memory", {"query": "retry budget"})
+        status = await client.call_tool("get_status", {})
+        elsewhere = await client.call_tool("get_status", {"project_root": str(plain)})
     # Any stray print on stdout would have broken the JSON-RPC stream before this point.
     assert "fix: raise the retry budget" in result.content[0].text
+    for name, answer in [
+        ("sync_project", synced),
+        ("search_memory", result),
+        ("get_status", status),
+    ]:
+        schema = tools[name].output_schema
+        assert schema is not None
+        assert not list(validator_for(schema)(schema).iter_errors(answer.structured_content))
+    assert elsewhere.is_error and elsewhere.content[0].text.endswith(
+        "is not inside a git repository: pass project_root, the path of a git repository"
+    )
 
 
 async def test_over_stdio_the_clients_roots_choose_and_bound_the_repository(
