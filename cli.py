@@ -727,6 +727,19 @@ def build_parser() -> argparse.ArgumentParser:
     as_json = argparse.ArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print JSON for machines")
 
+    _memory_commands(sub, repo, as_json)
+    _trust_commands(sub, repo, as_json)
+    _setup_commands(sub, repo, as_json)
+    _scan_commands(sub, repo, as_json)
+    return parser
+
+
+def _memory_commands(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    repo: argparse.ArgumentParser,
+    as_json: argparse.ArgumentParser,
+) -> None:
+    """The everyday commands: set up, sync, ask, look."""
     p = sub.add_parser("init", parents=[repo], help="create .nexusmem/ in this repository")
     p.set_defaults(func=cmd_init)
 
@@ -809,6 +822,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_status)
 
+
+def _trust_commands(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    repo: argparse.ArgumentParser,
+    as_json: argparse.ArgumentParser,
+) -> None:
+    """Keeping memory true and clean: review, staleness, forget, precheck, scrub."""
     p = sub.add_parser("review", parents=[repo, as_json], help="record your judgement of one node")
     p.add_argument("node", metavar="NODE_ID", help="a node id, or a unique prefix of one")
     verdict = p.add_mutually_exclusive_group(required=True)
@@ -894,17 +914,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="exit 1 when there is any warning")
     p.set_defaults(func=cmd_precheck)
 
-    p = sub.add_parser("projects", parents=[as_json], help="registered repositories")
-    p.add_argument(
-        "--prune",
-        action="store_true",
-        help="forget entries whose repository or database was deleted (not an unmounted one)",
-    )
-    p.add_argument(
-        "--remove", action="append", metavar="ROOT", help="forget this repository's entry"
-    )
-    p.set_defaults(func=cmd_projects)
-
     p = sub.add_parser(
         "scrub-secrets",
         parents=[repo, as_json],
@@ -918,6 +927,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--yes", action="store_true", help="scrub (default: dry run, nothing changes)")
     p.set_defaults(func=cmd_scrub_secrets)
+
+
+def _setup_commands(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    repo: argparse.ArgumentParser,
+    as_json: argparse.ArgumentParser,
+) -> None:
+    """This machine: the projects registry, the hooks, the MCP server."""
+    p = sub.add_parser("projects", parents=[as_json], help="registered repositories")
+    p.add_argument(
+        "--prune",
+        action="store_true",
+        help="forget entries whose repository or database was deleted (not an unmounted one)",
+    )
+    p.add_argument(
+        "--remove", action="append", metavar="ROOT", help="forget this repository's entry"
+    )
+    p.set_defaults(func=cmd_projects)
 
     p = sub.add_parser(
         "hook",
@@ -967,6 +994,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("mcp", help="serve MCP over stdio")
     p.set_defaults(func=cmd_mcp)
 
+
+def _scan_commands(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    repo: argparse.ArgumentParser,
+    as_json: argparse.ArgumentParser,
+) -> None:
+    """Dry runs: what a sync would write for one source."""
     scans = (
         ("git", "commits"),
         ("diff", "file diffs"),
@@ -1035,7 +1069,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--limit", type=int, metavar="N", help="show at most N edges")
     p.set_defaults(func=cmd_scan_structure)
-    return parser
 
 
 def _repository(args: argparse.Namespace) -> str | None:
