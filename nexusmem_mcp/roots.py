@@ -4,13 +4,15 @@ working directory.
 A client that offers roots says which folders the server may work in. Without a project_root,
 the first root in a git repository is the repository (a root below a repository's top stands
 for that repository); with one, it must lie inside a root or inside the repository a root is
-in, so an agent cannot make the server set memory up in any directory it names. A client that
-offers no roots (or an empty list) leaves both to the caller, as before.
+in, so an agent cannot make the server set memory up in any directory it names. A search of
+every project reads only the projects inside the roots, by the same rule. A client that offers
+no roots (or an empty list) leaves all of it to the caller, as before.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -21,7 +23,7 @@ from nexusmem_core.collectors.git import toplevel
 from nexusmem_core.errors import NotAGitRepositoryError
 from nexusmem_core.paths import check_path
 
-__all__ = ["project_path"]
+__all__ = ["inside_roots", "project_path"]
 
 
 async def project_path(project_root: str | None, roots: ListRootsResult) -> Path:
@@ -46,6 +48,19 @@ async def project_path(project_root: str | None, roots: ListRootsResult) -> Path
             "pass project_root, the path of a git repository inside one of them"
         )
     return Path.cwd()
+
+
+def inside_roots(roots: ListRootsResult) -> Callable[[Path], Awaitable[bool]] | None:
+    """For a search of every project: whether a project's root may be read, by the same rule
+    as ``project_root``; None when the client offers no roots (every project may)."""
+    folders = _folders(roots)
+    if not folders:
+        return None
+
+    async def allowed(path: Path) -> bool:
+        return await _allowed(path, folders)
+
+    return allowed
 
 
 def _folders(roots: ListRootsResult) -> list[Path]:

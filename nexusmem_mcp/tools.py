@@ -21,7 +21,7 @@ from nexusmem_core.models import NODE_KINDS, SearchResponse, Status, SyncReport
 from nexusmem_core.render import render_search, status_text
 
 from .errors import said
-from .roots import project_path
+from .roots import inside_roots, project_path
 
 if TYPE_CHECKING:
     from .pool import AppContext
@@ -146,7 +146,9 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         they happened, [backfilled] ones imported from before NexusMem was set up,
         [origin-unknown] ones carry no date. A linked fix follows the failure it fixed."""
         if all_projects:
-            response = await handlers.search_all(settings, query, budget, vector, as_of)
+            response = await handlers.search_all(
+                settings, query, budget, vector, as_of, within=inside_roots(roots)
+            )
         else:
             engine = await _engine(ctx, roots, project_root)
             response = await handlers.search(engine, query, budget, vector, as_of)

@@ -4,6 +4,8 @@ most recent nodes, one node in full.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from ..config import Settings
@@ -43,11 +45,13 @@ async def search_all(
     vector: bool = True,
     as_of: str | None = None,
     now: float | None = None,
+    within: Callable[[Path], Awaitable[bool]] | None = None,
 ) -> SearchResponse:
-    """Search every registered repository, each project's list fused by rank."""
+    """Search every registered repository, each project's list fused by rank; with
+    ``within``, only the projects whose root it allows (the MCP client's roots)."""
     from ..retrieval.search import search_all as run_search_all
 
-    return await run_search_all(settings, query, budget, vector, as_of, now)
+    return await run_search_all(settings, query, budget, vector, as_of, now, within)
 
 
 async def list_recent(

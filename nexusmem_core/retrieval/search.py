@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -229,8 +230,10 @@ async def search_all(
     vector: bool = True,
     as_of: str | None = None,
     now: float | None = None,
+    within: Callable[[Path], Awaitable[bool]] | None = None,
 ) -> SearchResponse:
-    """Search every registered repository; fuse them by rank within each project.
+    """Search every registered repository (those ``within`` allows, when given); fuse them
+    by rank within each project.
 
     A BM25 score means different things in a 50-node and a 50,000-node database, so each
     project's ranked list contributes 1/(k + rank) (reciprocal rank fusion, k = 60). A database
@@ -245,7 +248,11 @@ async def search_all(
     fused: list[Candidate] = []
     named: dict[str, tuple[str, str]] = {}
     skipped: list[str] = []
+    outside = 0
     for entry in load_registry(settings.home):
+        if within is not None and not await within(Path(entry.root)):
+            outside += 1
+            continue
         found = check_entry(entry)
         if found.state != "ok":  # not there (an unmounted disk?), or not a database
             skipped.append(f"{entry.root}: {found.reason}")
@@ -270,5 +277,7 @@ async def search_all(
     echo = echo_query(text, budget)
     results = pack(fused, query.excerpt_terms, budget - echo[1], 2, names, tag_project=True)
     response = _response(echo, budget, fused, results, names, all_projects=True)
+    if outside:
+        skipped.append(f"{outside} registered project(s) outside the folders this search may read")
     response.skipped = skipped
     return response

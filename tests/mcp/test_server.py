@@ -342,3 +342,25 @@ async def test_list_recent_memory_knows_every_kind_and_names_them_for_a_wrong_on
     assert "kind: 'commit' is not a kind of node" in text
     assert all(kind in text for kind in NODE_KINDS)
     assert not docs.is_error and "(doc_section " in docs.content[0].text
+
+
+async def test_all_projects_search_reads_only_the_projects_inside_the_clients_roots(
+    server, make_repo
+):
+    a, b = make_repo("uploader"), make_repo("web")
+    a.commit("fix: raise the retry budget", {"r.py": "R = 5\n"})
+    b.commit("feat: retry login", {"l.py": "x = 1\n"})
+    async with Client(server) as client:  # no roots: both are set up
+        for r in (a, b):
+            await client.call_tool("sync_project", {"project_root": str(r.path)})
+
+    async def roots(_ctx):
+        return ListRootsResult(roots=[Root(uri=a.path.as_uri())])
+
+    async with Client(server, list_roots_callback=roots) as client:
+        result = await client.call_tool("search_memory", {"query": "retry", "all_projects": True})
+    assert result.structured_content["projects"] == ["uploader"]
+    assert "[uploader]" in result.content[0].text and "[web]" not in result.content[0].text
+    assert result.structured_content["skipped"] == [
+        "1 registered project(s) outside the folders this search may read"
+    ]
