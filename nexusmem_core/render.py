@@ -9,11 +9,14 @@ the text made here).
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from .models import SearchResponse, SearchResult, Status
 
 __all__ = [
+    "MCP_COMMANDS",
     "QUERY_HEADER",
+    "Commands",
     "format_date",
     "render_entry",
     "render_search",
@@ -65,11 +68,23 @@ def render_search(response: SearchResponse) -> str:
     return text
 
 
-def status_text(s: Status) -> str:
+@dataclass(frozen=True)
+class Commands:
+    """How the text names the caller's own commands: the CLI's by default; the MCP server
+    passes its tools'."""
+
+    sync: str = "run `nexusmem sync`"
+    stale: str = "see `nexusmem stale`"
+
+
+MCP_COMMANDS = Commands(sync="call sync_project", stale="see list_stale")
+
+
+def status_text(s: Status, commands: Commands = Commands()) -> str:
     span = f"{format_date(s.first_ts)} .. {format_date(s.last_ts)}" if s.nodes else "empty"
     lines = [f"{s.project}  {s.root}", f"{s.nodes} node(s)  {span}"]
     lines += [f"{count:>10}  {kind}" for kind, count in s.by_kind.items()]
-    behind = "" if s.cursor == s.head else "  (HEAD has moved: run `nexusmem sync`)"
+    behind = "" if s.cursor == s.head else f"  (HEAD has moved: {commands.sync})"
     lines += [
         f"last sync  {s.last_sync or 'never'}{behind}",
         f"shell      {s.shell}",
@@ -77,7 +92,7 @@ def status_text(s: Status) -> str:
         f"chains     {_chains_text(s.chains)}",
         f"imports    {_imports_text(s.import_edges, s.structure)}",
         f"vectors    {s.vector}",
-        f"flagged    {_flagged_text(s.flagged)}",
+        f"flagged    {_flagged_text(s.flagged, commands)}",
         *([f"sessions   {_sessions_text(s.sessions)}"] if s.sessions else []),
         f"database   {s.database} (schema v{s.schema_version})",
         *([f"           cannot be written: {s.unwritable}"] if s.unwritable else []),
@@ -92,10 +107,10 @@ def _imports_text(edges: dict[str, int], structure: str) -> str:
     return f"{sum(edges.values())} file-to-file import edge(s): {langs}"
 
 
-def _flagged_text(flagged: int) -> str:
+def _flagged_text(flagged: int, commands: Commands) -> str:
     if not flagged:
         return "no stale node is flagged as likely superseded"
-    return f"{flagged} stale node(s) likely superseded: see `nexusmem stale`"
+    return f"{flagged} stale node(s) likely superseded: {commands.stale}"
 
 
 def _sessions_text(states: dict[str, int]) -> str:

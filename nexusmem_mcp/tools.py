@@ -18,7 +18,7 @@ from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.errors import NexusMemError
 from nexusmem_core.models import NODE_KINDS, SearchResponse, Status, SyncReport
-from nexusmem_core.render import render_search, status_text
+from nexusmem_core.render import MCP_COMMANDS, render_search, status_text
 
 from .errors import said
 from .roots import inside_roots, project_path
@@ -209,7 +209,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         sync, and whether vector search is available."""
         engine = await _engine(ctx, roots, project_root)
         status = await handlers.status(engine)
-        return _text(status_text(status), status.to_dict())
+        return _text(status_text(status, MCP_COMMANDS), status.to_dict())
 
     @server.tool(annotations=READ_ONLY)
     async def list_recent_memory(

@@ -75,7 +75,7 @@ async def test_a_renamed_origin_carries_everything_over(settings: Settings, repo
     assert f"{before.nodes} node(s)" in waiting
     assert (
         "origin     changed from git@github.com:acme/widgets.git to "
-        "https://github.com/acme/gadgets.git: the next `nexusmem sync` carries "
+        "https://github.com/acme/gadgets.git: the next sync carries "
         f"{before.nodes} node(s) over"
     ) in waiting
     repo.commit("feat: a new name on the box", {"NAME": "gadgets\n"})

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from ..chains import chain_counts
+from ..collectors.git import read_repo
 from ..engine import Engine
 from ..files import obstacle
 from ..models import Status
@@ -53,7 +54,8 @@ async def status(engine: Engine) -> Status:
         first_ts=first,
         last_ts=last,
         last_sync=await get_cursor(db, pid, "last_sync"),
-        head=engine.repo.head,
+        # Read now: a server's engine stays open across commits, and its repo is as it was.
+        head=(await read_repo(engine.repo.root)).head,
         cursor=await get_cursor(db, pid, "git"),
         vector=vector,
         embedded=embedded,
@@ -69,7 +71,7 @@ async def _identity_text(engine: Engine) -> str:
     if engine.prior is not None:
         return (
             f"changed from {engine.prior.origin or 'no origin'} to {origin or 'no origin'}: "
-            f"the next `nexusmem sync` carries {engine.prior.nodes} node(s) over"
+            f"the next sync carries {engine.prior.nodes} node(s) over"
         )
     change = await last_change(engine.db, engine.project_id)
     return change.describe(origin) if change else ""
@@ -88,7 +90,7 @@ async def _import_graph(engine: Engine) -> tuple[dict[str, int], str]:
     if not engine.config.sources.structure.enabled:
         return {}, "off (sources.structure.enabled is false)"
     if await get_cursor(db, pid, "structure") is None:
-        return {}, "not built yet: run `nexusmem sync`"
+        return {}, "not built yet: the next sync builds it"
     return {}, "no import between files of the repository was found"
 
 

@@ -364,3 +364,15 @@ async def test_all_projects_search_reads_only_the_projects_inside_the_clients_ro
     assert result.structured_content["skipped"] == [
         "1 registered project(s) outside the folders this search may read"
     ]
+
+
+async def test_status_text_names_the_servers_tools_not_the_clis_commands(server, repo: Repo):
+    root = {"project_root": str(repo.path)}
+    async with Client(server) as client:
+        await client.call_tool("sync_project", root)
+        repo.commit("fix: one more", {"more.py": "x = 2\n"})  # HEAD moves past the memory
+        status = await client.call_tool("get_status", root)
+    text = status.content[0].text
+    assert "(HEAD has moved: call sync_project)" in text
+    # What a tool can do is named as the tool; `nexusmem hook install` has none, and stays.
+    assert "nexusmem sync" not in text and "nexusmem stale" not in text, text
