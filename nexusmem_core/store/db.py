@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import importlib.util
 import os
 import sqlite3
 import time
@@ -80,6 +82,17 @@ class VectorSupport:
     reason: str | None = None
 
 
+@functools.cache
+def _vec_path() -> str:
+    """The sqlite-vec extension the package ships, found without importing the package: its
+    ``__init__`` imports numpy when numpy is installed (0.1 s of every process that opens
+    memory, for helpers NexusMem never calls)."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("the sqlite-vec package is not installed")
+    return os.path.join(next(iter(spec.submodule_search_locations)), "vec0")
+
+
 def _load_vec(conn: Any, wanted: bool) -> VectorSupport:
     if not wanted:
         return VectorSupport(False, reason="disabled by NEXUSMEM_VECTOR=off")
@@ -88,10 +101,8 @@ def _load_vec(conn: Any, wanted: bool) -> VectorSupport:
             False, reason="this Python's SQLite cannot load extensions; install sqlean.py"
         )
     try:
-        import sqlite_vec  # type: ignore[import-untyped]
-
         conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
+        conn.load_extension(_vec_path())
         conn.enable_load_extension(False)
         (version,) = conn.execute("select vec_version()").fetchone()
     except Exception as err:  # any failure here means: run on BM25

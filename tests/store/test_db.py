@@ -4,6 +4,8 @@ NexusMem memory is named for what it is."""
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,3 +62,29 @@ async def test_another_programs_database_is_refused_and_left_as_it_was(tmp_path:
             ("mine",)
         ]
     conn.close()
+
+
+def test_opening_memory_loads_sqlite_vec_without_importing_numpy(tmp_path: Path):
+    """sqlite-vec's package imports numpy when it is there (it always is: the vector arm's
+    sketches need it), 0.1 s that a BM25 query or a hook paid for nothing. The extension is
+    loaded from the package's folder instead."""
+    code = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "from nexusmem_core.store.db import open_database\n"
+        "async def main():\n"
+        "    async with open_database(Path(sys.argv[1])) as db:\n"
+        "        await db.execute('create table t (v float)')\n"
+        "        row = await db.fetchone('select vec_version()')\n"
+        "        print(db.vectors.loaded, row[0].startswith('v'))\n"
+        "asyncio.run(main())\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'sqlite_vec')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "m.db")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parents[2],
+    )
+    assert out.stdout.split("\n")[:2] == ["True True", "[]"], out.stdout + out.stderr
