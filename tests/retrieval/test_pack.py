@@ -79,3 +79,20 @@ async def test_the_diffs_of_one_commit_take_one_place(engine: Engine, repo: Repo
     refs = [r.ref for r in response.results]
     assert refs.count(sha) == 1  # the commit, once, standing for its five diffs
     assert not [r for r in refs if r.startswith(f"{sha}:")]
+
+
+def test_a_long_hunk_is_shown_from_its_first_matching_line_and_terms_count_once_a_line():
+    filler = "".join(f" line {i}\n" for i in range(40))
+    body = (
+        "@@ -1,40 +1,40 @@\n"
+        + filler
+        + "+Timeout = 5  # timeout of the upload\n"
+        + filler
+        # One line holding the term three times scores one, not three: the hunk above, with
+        # two terms on its line, is the better match.
+        + "@@ -90,2 +90,2 @@\n-upload upload upload\n+x = 1\n"
+    )
+    text = excerpt(cand("d", 1, kind="file_diff", body=body), ["timeout", "upload"])
+    lines = text.split("\n")
+    assert lines[0] == "@@ -1,40 +1,40 @@"
+    assert lines[1] == "+Timeout = 5  # timeout of the upload"
