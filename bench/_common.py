@@ -20,8 +20,73 @@ VENV_BIN = ROOT / ".venv" / "bin"
 PYTHON = str(VENV_BIN / "python") if (VENV_BIN / "python").exists() else sys.executable
 NEXUSMEM = str(VENV_BIN / "nexusmem") if (VENV_BIN / "nexusmem").exists() else "nexusmem"
 
+# The pinned public repositories (../shared/corpora/README.md) and the origin each clone gets:
+# NexusMem takes a project's identity from its origin URL, as in a real checkout.
+CORPORA = Path(os.environ.get("NEXUSMEM_CORPORA") or ROOT.parent / "shared" / "corpora")
+ORIGINS = {
+    "click": "https://github.com/pallets/click.git",
+    "werkzeug": "https://github.com/pallets/werkzeug.git",
+    "httpx": "https://github.com/encode/httpx.git",
+    "ripgrep": "https://github.com/BurntSushi/ripgrep.git",
+    "cobra": "https://github.com/spf13/cobra.git",
+    "axios": "https://github.com/axios/axios.git",
+}
+
 sys.path.insert(0, str(BENCH))
 import gen_repo  # noqa: E402
+
+
+def git(repo: Path, *args: str) -> str:
+    """``git -C repo ARGS``'s stdout; raises if git fails."""
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def ensure_corpus(name: str, clones: Path = OUT / "corpora") -> Path:
+    """The corpus ``name`` cloned once from its bundle into ``clones``, origin URL set."""
+    clone = clones / name
+    if not (clone / ".git").exists():
+        bundle = CORPORA / f"{name}.bundle"
+        if not bundle.exists():
+            raise SystemExit(f"{bundle}: missing; see ../shared/corpora/README.md")
+        clones.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "clone", "-q", str(bundle), str(clone)], check=True)
+        git(clone, "remote", "set-url", "origin", ORIGINS[name])
+    return clone
+
+
+def throwaway_clone(repo: Path, dest: Path) -> Path:
+    """A clone of ``repo`` at ``dest`` with the same origin URL, to sync and commit in while
+    the cached repository stays as it is. A local clone hard-links the objects: it is cheap."""
+    subprocess.run(["git", "clone", "-q", str(repo), str(dest)], check=True)
+    origin = git(repo, "config", "--get", "remote.origin.url").strip()
+    git(dest, "remote", "set-url", "origin", origin)
+    return dest.resolve()
+
+
+def git_walks(repo: Path, patches: int = 200) -> tuple[list[str], list[str]]:
+    """The two git walks a first sync makes: every commit's changed paths, then the patches
+    of the newest ``patches`` commits. Together they are the floor a first sync cannot go under."""
+    fmt = "--format=%x1e%H%x00%P%x00%ct%x00%an%x00%B%x00"
+    walk = ["git", "-C", str(repo), "log", "-z", "--no-renames", "--name-status", fmt, "HEAD", "--"]
+    patches_cmd = [
+        "git",
+        "-C",
+        str(repo),
+        "log",
+        "-p",
+        "--no-merges",
+        "--no-renames",
+        "--no-color",
+        "--no-ext-diff",
+        fmt,
+        "-n",
+        str(patches),
+        "HEAD",
+        "--",
+    ]
+    return walk, patches_cmd
 
 
 def ensure_repo(commits: int, seed: int = 1, regen: bool = False) -> Path:
@@ -72,39 +137,59 @@ def drop_home(home: Path) -> None:
 # also samples the child's own high-water mark (VmHWM) from /proc, which excludes git children,
 # and the peaks of its anonymous and file-backed resident memory (RssAnon, RssFile): for git,
 # the file-backed part is mostly the pack it maps, page cache rather than memory it holds.
+# The samples come from a thread, so the wall time ends at the exit itself. CPU: RUSAGE_CHILDREN's
+# user + system time is the child's and every git it waited for; the child's own share is its
+# utime + stime in /proc/PID/stat at the last sample (10 ms late at most).
 _HELPER = r"""
-import json, resource, subprocess, sys, tempfile, time
+import json, os, resource, subprocess, sys, tempfile, threading, time
 cmd = json.loads(sys.argv[1])
 peak = {"VmHWM": 0, "RssAnon": 0, "RssFile": 0}
+tick = os.sysconf("SC_CLK_TCK")
+own_cpu = [0.0]
+done = threading.Event()
 errors = tempfile.TemporaryFile()
+
+def sample(pid):
+    status, stat = f"/proc/{pid}/status", f"/proc/{pid}/stat"
+    while not done.is_set():
+        try:
+            with open(status) as fh:
+                for line in fh:
+                    key = line.split(":", 1)[0]
+                    if key in peak:
+                        peak[key] = max(peak[key], int(line.split()[1]))
+            with open(stat) as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            own_cpu[0] = max(own_cpu[0], (int(fields[11]) + int(fields[12])) / tick)
+        except (OSError, IndexError, ValueError):
+            pass
+        done.wait(0.01)
+
 t0 = time.perf_counter()
 p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errors)
-status = f"/proc/{p.pid}/status"
-while p.poll() is None:
-    try:
-        with open(status) as fh:
-            for line in fh:
-                key = line.split(":", 1)[0]
-                if key in peak:
-                    peak[key] = max(peak[key], int(line.split()[1]))
-    except OSError:
-        pass
-    time.sleep(0.01)
+sampler = threading.Thread(target=sample, args=(p.pid,), daemon=True)
+sampler.start()
+p.wait()  # the wall time is the exit, not the next sample
 dt = time.perf_counter() - t0
+done.set()
+sampler.join()
 errors.seek(0)
 err = errors.read().decode("utf-8", "replace")
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"rc": p.returncode, "seconds": dt, "tree_maxrss_kb": ru.ru_maxrss,
+                  "cpu_seconds": ru.ru_utime + ru.ru_stime, "self_cpu_seconds": own_cpu[0],
                   "self_hwm_kb": peak["VmHWM"], "self_anon_kb": peak["RssAnon"],
                   "self_file_kb": peak["RssFile"], "stderr": err[-4000:]}))
 """
 
 
-def measured(cmd: Sequence[str], env: dict[str, str]) -> dict[str, Any]:
-    """Run ``cmd`` once in a fresh helper; wall seconds and peak RSS (KiB) of the child tree."""
+def measured(cmd: Sequence[str], env: dict[str, str], cwd: Path | None = None) -> dict[str, Any]:
+    """Run ``cmd`` once in a fresh helper: wall and CPU seconds, and peak RSS (KiB) of the
+    child alone and of the largest process of its tree."""
     out = subprocess.run(
         [PYTHON, "-c", _HELPER, json.dumps(list(cmd))],
         env=env,
+        cwd=cwd,
         capture_output=True,
         text=True,
         check=True,

@@ -40,6 +40,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from _common import (
@@ -270,7 +271,26 @@ def setup_memory(base: Path, args: argparse.Namespace) -> tuple[Path, dict[str, 
     return repo, env, records
 
 
-def bench_latency(base: Path, repo: Path, env: dict[str, str], failed: str, runs: int) -> None:
+COLD = ", NexusMem not compiled"  # a case run without NexusMem's bytecode
+
+
+@dataclass
+class Latency:
+    """What ``hook_latency`` measured: milliseconds per case, wrong answers per case, and the
+    background syncs SessionStart started (their exit codes, how long they were waited for)."""
+
+    times: dict[str, list[float]]
+    wrong: Counter[str]
+    background: list[int]
+    waited: list[float]
+    adopted: bool
+
+
+def hook_latency(
+    base: Path, repo: Path, env: dict[str, str], failed: str, runs: int, every_cold: bool = False
+) -> Latency:
+    """Each event as the process Claude Code starts, ``runs`` rounds after an untimed one.
+    ``every_cold`` adds every event without NexusMem's bytecode (by default only the note)."""
     hook, src = HOOK_ARGV, next(repo.glob("src/**/*.py"))
     cold = env | {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(base / "cold")}
 
@@ -289,10 +309,12 @@ def bench_latency(base: Path, repo: Path, env: dict[str, str], failed: str, runs
         ("PostToolUse Edit", hook, env, lambda: edit(sid(), repo, src), False),
         ("SessionStart (digest)", hook, env, start, True),
         ("PreToolUse (note), without -S", [PYTHON, "-P", str(HOOK)], env, note, True),
-        ("PreToolUse (note), NexusMem not compiled", hook, cold, note, True),
+        ("PreToolUse (note)" + COLD, hook, cold, note, True),
         ("baseline: python -S -P -c pass", [PYTHON, "-S", "-P", "-c", "pass"], env, bytes, False),
         ("baseline: python -c pass", [PYTHON, "-c", "pass"], env, bytes, False),  # stdin: b""
     ]
+    if every_cold:
+        cases += [(name + COLD, hook, cold, make, want) for name, _, _, make, want in cases[:6]]
     times: dict[str, list[float]] = {name: [] for name, *_ in cases}
     wrong: Counter[str] = Counter()
     background: list[int] = []
@@ -313,6 +335,18 @@ def bench_latency(base: Path, repo: Path, env: dict[str, str], failed: str, runs
                     t0 = time.perf_counter()
                     background += reap() if adopted else []
                     waited.append((time.perf_counter() - t0) * 1000)
+    return Latency(times, wrong, background, waited, adopted)
+
+
+def failed_command(records: list[dict]) -> str:
+    """The command whose PreToolUse is timed for a note: the last pytest run that failed."""
+    return next(r["cmd"] for r in reversed(records) if r["exit"] and "pytest" in r["cmd"])
+
+
+def bench_latency(base: Path, repo: Path, env: dict[str, str], failed: str, runs: int) -> None:
+    measured = hook_latency(base, repo, env, failed, runs)
+    times, wrong, background = measured.times, measured.wrong, measured.background
+    waited, adopted = measured.waited, measured.adopted
     rows = []
     for name, values in times.items():
         p50, p99 = median(values), percentile(values, 99)
@@ -557,7 +591,7 @@ def main(argv: list[str] | None = None) -> int:
     base = Path(tempfile.mkdtemp(prefix="nexusmem-bench-agent-"))
     try:
         repo, env, records = setup_memory(base, args)
-        failed = next(r["cmd"] for r in reversed(records) if r["exit"] and "pytest" in r["cmd"])
+        failed = failed_command(records)
         print(
             f"Memory: a {args.commits:,}-commit repository, {args.lines:,} shell commands synced "
             f"({sum(1 for r in records if r['exit']):,} failed), 200 agent records not synced "

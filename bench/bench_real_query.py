@@ -17,23 +17,15 @@ import asyncio
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from _common import ORIGINS, ensure_corpus
+
 HERE = Path(__file__).resolve().parent
 LABELS = HERE / "eval" / "real"
-CORPORA = HERE.parent.parent / "shared" / "corpora"
-NAMES = ("click", "werkzeug", "httpx", "ripgrep", "cobra", "axios")
-
-
-def clone(name: str, out: Path) -> Path:
-    target = out / "clones" / name
-    if not (target / ".git").exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "clone", "-q", str(CORPORA / f"{name}.bundle"), str(target)])
-    return target
+NAMES = tuple(ORIGINS)
 
 
 async def timings(name: str, out: Path, questions: list[str], rounds: int) -> list[float]:
@@ -45,7 +37,7 @@ async def timings(name: str, out: Path, questions: list[str], rounds: int) -> li
     settings = Settings.from_env(
         {**os.environ, "NEXUSMEM_HOME": str(home), "NEXUSMEM_VECTOR": "off"}
     )
-    repo = clone(name, out)
+    repo = ensure_corpus(name, out / "clones")
     if not (repo / ".nexusmem" / "memory.db").exists():
         async with open_engine(settings, repo, create=True) as engine:
             await handlers.sync(engine, embed=False)

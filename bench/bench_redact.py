@@ -26,27 +26,17 @@ import gc
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 import types
 from pathlib import Path
 from typing import Any
 
+from _common import ORIGINS, ensure_corpus
+
 HERE = Path(__file__).resolve().parent
-CORPORA = Path(os.environ.get("NEXUSMEM_CORPORA", HERE.parent.parent / "shared" / "corpora"))
-NAMES = ("click", "werkzeug", "httpx", "ripgrep", "cobra", "axios")
+NAMES = tuple(ORIGINS)
 TARGET_MB_S = 20.0
-
-
-def clone(name: str, out: Path) -> Path:
-    target = out / "clones" / name
-    if not (target / ".git").exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            ["git", "clone", "-q", str(CORPORA / f"{name}.bundle"), str(target)], check=True
-        )
-    return target
 
 
 # What each batch handed over was, by the ingest function that handed it over; filled by
@@ -76,7 +66,7 @@ async def first_sync(name: str, out: Path) -> tuple[list[list[str]], float, floa
     from nexusmem_core.config import Settings
     from nexusmem_core.engine import open_engine
 
-    repo = clone(name, out)
+    repo = ensure_corpus(name, out / "clones")
     shutil.rmtree(repo / ".nexusmem", ignore_errors=True)
     home = out / "home"
     shutil.rmtree(home, ignore_errors=True)

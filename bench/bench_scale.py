@@ -48,6 +48,7 @@ from _common import (
     ensure_repo,
     fresh_home,
     gen_repo,
+    git_walks,
     machine,
     mark,
     measured,
@@ -64,7 +65,7 @@ from bench_query import (
     shapes_table,
     slowest_table,
 )
-from bench_sync import db_size, git_walks
+from bench_sync import db_size
 from bench_vectors import unit_vector
 
 sys.path.insert(0, str(ROOT))

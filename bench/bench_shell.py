@@ -199,13 +199,16 @@ def shell_env(home: Path, nm_home: Path, shell: str) -> dict[str, str]:
 VARIANTS = {"plain": None, "hooked": PYTHON, "stub": "/bin/true"}
 
 
-def start_shell(shell: str, base: Path, variant: str) -> tuple[PtyShell, Path]:
+def start_shell(
+    shell: str, base: Path, variant: str, extra_env: dict[str, str] | None = None
+) -> tuple[PtyShell, Path]:
     """A shell whose rc only sets the prompt, plus the hook unless ``variant`` is plain; and the
-    NEXUSMEM_HOME it logs into."""
+    NEXUSMEM_HOME it logs into. ``extra_env`` is added to the shell's environment (and so the
+    recorder's): ``PYTHONDONTWRITEBYTECODE``, say."""
     home, nm_home = base / f"{shell}-{variant}-home", base / f"{shell}-{variant}-nm"
     work = base / "work"
     work.mkdir(parents=True, exist_ok=True)
-    env = shell_env(home, nm_home, shell)
+    env = shell_env(home, nm_home, shell) | (extra_env or {})
     rc_name, rc_text = USER_RC[shell]
     (home / rc_name).parent.mkdir(parents=True, exist_ok=True)
     (home / rc_name).write_text(rc_text)
@@ -269,12 +272,18 @@ class PromptCase:
 
 
 def bench_prompt(
-    shell: str, lines: list[str], iterations: int, warmup: int, block: int, pause: float
+    shell: str,
+    lines: list[str],
+    iterations: int,
+    warmup: int,
+    block: int,
+    pause: float,
+    extra_env: dict[str, str] | None = None,
 ) -> list[PromptCase]:
     """Per line, ``warmup`` untimed then ``iterations`` timed Enters in each variant's shell,
     in alternating blocks of ``block``. With ``pause``, after a recorded command the hooked
     shell's line is waited for, then ``pause`` seconds in every shell (the gap between two
-    typed commands); without, Enters go back to back."""
+    typed commands); without, Enters go back to back. ``extra_env``: see ``start_shell``."""
     base = Path(tempfile.mkdtemp(prefix=f"nexusmem-bench-{shell}-"))
     sessions: dict[str, PtyShell] = {}
     cases = [PromptCase(shell, line) for line in lines]
@@ -282,7 +291,7 @@ def bench_prompt(
     try:
         nm_hooked = base
         for variant in VARIANTS:
-            sessions[variant], nm_home = start_shell(shell, base, variant)
+            sessions[variant], nm_home = start_shell(shell, base, variant, extra_env)
             if variant == "hooked":
                 nm_hooked = nm_home
         for case in cases:

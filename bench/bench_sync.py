@@ -27,6 +27,7 @@ from _common import (
     drop_home,
     ensure_repo,
     fresh_home,
+    git_walks,
     machine,
     mark,
     measured,
@@ -86,30 +87,6 @@ def bench_repo(repo: Path, runs: int) -> RepoResult:
             flush=True,
         )
     return r
-
-
-def git_walks(repo: Path, patches: int = 200) -> tuple[list[str], list[str]]:
-    """The two git walks a first sync makes: every commit's changed paths, then the patches
-    of the newest ``patches`` commits."""
-    fmt = "--format=%x1e%H%x00%P%x00%ct%x00%an%x00%B%x00"
-    walk = ["git", "-C", str(repo), "log", "-z", "--no-renames", "--name-status", fmt, "HEAD", "--"]
-    patches_cmd = [
-        "git",
-        "-C",
-        str(repo),
-        "log",
-        "-p",
-        "--no-merges",
-        "--no-renames",
-        "--no-color",
-        "--no-ext-diff",
-        fmt,
-        "-n",
-        str(patches),
-        "HEAD",
-        "--",
-    ]
-    return walk, patches_cmd
 
 
 def git_floor(repo: Path, runs: int) -> tuple[float, float]:

@@ -3,22 +3,19 @@ raw bytes that no SDK client would send."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio
-from anyio.abc import Process
-from anyio.streams.buffered import BufferedByteReceiveStream
 from jsonschema.validators import validator_for
 from mcp import Client, StdioServerParameters
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, ListRootsResult, Root
 
 from ..conftest import Repo
+from .wire import INITIALIZE, INITIALIZED, Wire, tool_call
 
 
 async def test_stdio_server_answers_and_keeps_stdout_clean(repo: Repo, home: Path):
@@ -82,39 +79,6 @@ async def test_over_stdio_the_clients_roots_choose_and_bound_the_repository(
     )
 
 
-INITIALIZE = (
-    b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
-    b'"capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}'
-)
-INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
-
-
-def _call(request_id: int, tool: str, arguments: bytes) -> bytes:
-    return (
-        b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":%s}}'
-        % (request_id, tool.encode(), arguments)
-    )
-
-
-class Wire:
-    """Raw JSON-RPC lines to and from a server process, with nothing between."""
-
-    def __init__(self, process: Process) -> None:
-        assert process.stdin is not None and process.stdout is not None
-        self.stdin = process.stdin
-        self.stdout = BufferedByteReceiveStream(process.stdout)
-
-    async def send(self, line: bytes) -> None:
-        await self.stdin.send(line + b"\n")
-
-    async def reply(self, request_id: object) -> dict[str, Any]:
-        """The reply to ``request_id``, skipping anything the server sends before it."""
-        while True:
-            message = json.loads(await self.stdout.receive_until(b"\n", 1 << 24))
-            if "method" not in message and message.get("id") == request_id:
-                return message
-
-
 @asynccontextmanager
 async def raw_server(repo: Repo, home: Path) -> AsyncIterator[Wire]:
     """``python -m nexusmem_mcp`` in ``repo``, initialised; its stderr goes to a file in home."""
@@ -141,12 +105,12 @@ async def test_a_lone_surrogate_in_an_argument_is_answered_and_the_connection_li
     repo: Repo, home: Path
 ):
     async with raw_server(repo, home) as wire:
-        await wire.send(_call(2, "sync_project", b"{}"))
+        await wire.send(tool_call(2, "sync_project", b"{}"))
         assert not (await wire.reply(2))["result"]["isError"]
         # JSON's escape for half a UTF-16 pair, alone: the SDK's parser refuses it.
-        await wire.send(_call(3, "search_memory", b'{"query":"retry \\ud800 budget"}'))
+        await wire.send(tool_call(3, "search_memory", b'{"query":"retry \\ud800 budget"}'))
         odd = await wire.reply(3)
-        await wire.send(_call(4, "search_memory", b'{"query":"retry budget"}'))
+        await wire.send(tool_call(4, "search_memory", b'{"query":"retry budget"}'))
         normal = await wire.reply(4)
     assert not odd["result"]["isError"], odd
     assert "Relevant history for: retry \ufffd budget" in odd["result"]["content"][0]["text"]

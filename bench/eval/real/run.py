@@ -42,18 +42,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-CORPORA = ROOT.parent / "shared" / "corpora"
 OUT = Path(os.environ.get("NEXUSMEM_EVAL_OUT") or ROOT / "bench" / "out" / "real")
 K = 10
 KINDS = ("why", "broke", "recent", "howto", "release", "revert")
-ORIGINS = {
-    "click": "https://github.com/pallets/click.git",
-    "werkzeug": "https://github.com/pallets/werkzeug.git",
-    "httpx": "https://github.com/encode/httpx.git",
-    "ripgrep": "https://github.com/BurntSushi/ripgrep.git",
-    "cobra": "https://github.com/spf13/cobra.git",
-    "axios": "https://github.com/axios/axios.git",
-}
 # What decides the nodes a sync writes: a change here rebuilds the cached memories.
 INGEST_CODE = (
     "nexusmem_core/collectors",
@@ -78,6 +69,8 @@ BASELINE_STOP = frozenset(
 )
 
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from _common import ORIGINS, ensure_corpus  # noqa: E402
 
 
 def git(repo: Path, *args: str) -> str:
@@ -98,15 +91,7 @@ def code_digest() -> str:
 
 
 def ensure_clone(name: str) -> Path:
-    clone = OUT / "clones" / name
-    if not (clone / ".git").exists():
-        bundle = CORPORA / f"{name}.bundle"
-        if not bundle.exists():
-            raise SystemExit(f"{bundle}: missing; see ../shared/corpora/README.md")
-        clone.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "clone", "-q", str(bundle), str(clone)], check=True)
-        git(clone, "remote", "set-url", "origin", ORIGINS[name])
-    return clone
+    return ensure_corpus(name, OUT / "clones")
 
 
 # --------------------------------------------------------------------------- the engine's side

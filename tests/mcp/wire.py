@@ -1,0 +1,46 @@
+"""Raw JSON-RPC lines to and from a ``python -m nexusmem_mcp`` process, with no SDK between:
+the stdio tests send what no SDK client would, and bench/ times the server without the
+client's own imports in the way."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+__all__ = ["INITIALIZE", "INITIALIZED", "Wire", "tool_call"]
+
+INITIALIZE = (
+    b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    b'"capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}'
+)
+INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+
+
+def tool_call(request_id: int, tool: str, arguments: bytes) -> bytes:
+    """A ``tools/call`` request line; ``arguments`` is the JSON object as bytes."""
+    return (
+        b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":%s}}'
+        % (request_id, tool.encode(), arguments)
+    )
+
+
+class Wire:
+    """Raw JSON-RPC lines to and from a server process, with nothing between."""
+
+    def __init__(self, process: Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.stdin = process.stdin
+        self.stdout = BufferedByteReceiveStream(process.stdout)
+
+    async def send(self, line: bytes) -> None:
+        await self.stdin.send(line + b"\n")
+
+    async def reply(self, request_id: object) -> dict[str, Any]:
+        """The reply to ``request_id``, skipping anything the server sends before it."""
+        while True:
+            message = json.loads(await self.stdout.receive_until(b"\n", 1 << 24))
+            if "method" not in message and message.get("id") == request_id:
+                return message
