@@ -1,24 +1,26 @@
 """Secret redaction, applied to every text before it reaches disk.
 
 Every captured shell command passes through :func:`redact` on the shell hook's hot path, and
-every commit message and patch of a first sync does too, so the package uses the standard
-library only and is built for speed: its cost is linear in the text and nearly independent of
-the number of rules.
+every commit message and patch of a first sync does too, so the package imports the standard
+library only (ahocorasick-rs is loaded by the first long text, see :mod:`.literals`) and is built
+for speed: its cost is linear in the text and nearly independent of the number of rules.
 
 * Importing it compiles nothing: each rule's pattern is compiled once, on first use.
-* Token formats (:mod:`.tokens`: ``ghp_...``, ``AKIA...``, ``xoxb-...``) are found in one pass.
+* Token formats (:mod:`.tokens`: ``ghp_...``, ``AKIA...``, ``xoxb-...``) are tried only where a
+  run of 12 token characters or more starts with some prefix's first two characters (a
+  dictionary lookup), and nothing else is: identifiers, paths and words start with no prefix.
   The text is mapped to one byte per character, ``a`` for a token character and a space for
-  any other (``bytes.translate``), and the runs of 12 token characters or more are found with
-  ``bytes.find``, in C. A run whose first two characters start some prefix is tried against the
-  formats with that prefix (a dictionary lookup), and nothing else is: identifiers, paths and
-  words start with no prefix, and cost one lookup. The same runs serve the formats whose literal
-  sits in their middle (``..._mmk``, ``...-us14``): they are looked for in the long runs only.
+  any other (``bytes.translate``), and the runs are found with ``bytes.find``, in C; or, with
+  ahocorasick-rs, the prefixes themselves after a space are found in one pass. The same runs
+  serve the formats whose literal sits in their middle (``..._mmk``, ``...-us14``): they are
+  looked for in the long runs only.
 * Context rules (:mod:`.context`: headers, options, assignments) are line-local, bar the
   multi-line private key block. One substring test per root of their keywords on the lowercased
-  text finds which occur at all; only the lines holding one are gathered, and only where the
-  keyword can be one (``key`` in ``monkeypatch`` or ``auth`` in ``Co-authored-by`` cannot). The
-  rules whose keywords were found then run over those lines, not over the whole text. A patch
-  of 2,000 lines with three lines mentioning a token costs three lines of rule work.
+  text (or one pass for all of them, with ahocorasick-rs) finds which occur at all; only the
+  lines holding one are gathered, and only where the keyword can be one (``key`` in
+  ``monkeypatch`` or ``auth`` in ``Co-authored-by`` cannot). The rules whose keywords were found
+  then run over those lines, not over the whole text. A patch of 2,000 lines with three lines
+  mentioning a token costs three lines of rule work.
 
 A secret is replaced by the literal ``[REDACTED]`` while the non-secret context is kept, so the
 stored text still says what was done: ``DB_PASSWORD=[REDACTED]``,
@@ -60,6 +62,8 @@ from __future__ import annotations
 import hashlib
 
 from .context import CONTEXT_RULES
+from .literals import LEAST as _LITERALS_LEAST
+from .literals import Literals, loaded
 from .rule import Rule
 from .rule import ascii_lower as _lower
 from .tokens import TOKEN_RULES
@@ -125,6 +129,8 @@ _HOST_RULES = tuple(rule for rule in _WHOLE_RULES if rule.name in _IN_HOSTS)
 # they can match, so their trigger is not searched for again.
 _URL_ONLY = frozenset(rule.name for rule in _WHOLE_RULES if rule.triggers == ("://",))
 _HOST_LONGEST = 253  # the longest DNS name: how far past `://` a host is read
+# The other whole-text rules (the private key block) run when one of their triggers occurs.
+_TEXT_RULES = tuple(rule for rule in _WHOLE_RULES if rule.name not in _IN_HOSTS | _URL_ONLY)
 
 
 def _roots(triggers: list[str]) -> tuple[str, ...]:
@@ -189,7 +195,8 @@ _SURE = (
     )
     | _IN_HOSTS
     | _URL_ONLY
-)  # a host or URL rule comes only when its trigger was found (see _whole_rules)
+    | {rule.name for rule in _TEXT_RULES}
+)  # a whole-text rule comes only when its trigger was found (see _whole_rules)
 
 # --- Token formats: which prefixes start which rules ------------------------------------------
 
@@ -337,18 +344,17 @@ def _followed(lowered: str, at: int, root: str) -> bool:
     )
 
 
-def _line_spans(lowered: str, runs: _Runs, found: set[str]) -> list[tuple[int, int]]:
-    """The (start, end) of every line of ``lowered`` a line rule could match, in order: the
-    lines holding a root of the line rules' triggers (one that can be part of a match, see
-    :func:`_followed`), and those whose long runs of token characters (``runs``, from
-    :func:`_runs`) hold a run-triggered rule's trigger. Adds to ``found`` the keys found (see
-    :func:`_keys`).
+def _line_starts(lowered: str, long: list[tuple[int, int]], found: set[str]) -> list[int]:
+    """A position on every line of ``lowered`` a line rule could match: the lines holding a root
+    of the line rules' triggers (one that can be part of a match, see :func:`_followed`), and
+    those whose long runs of token characters (``long``, from :func:`_runs`) hold a
+    run-triggered rule's trigger. Adds to ``found`` the keys found (see :func:`_keys`).
 
     A substring test per root is the cheap part (a few ms per MB for all of them, where one
     regex alternating between them costs four times as much); only the roots present are then
     located, one line at a time.
     """
-    starts: list[int] = []  # a position on each candidate line
+    starts: list[int] = []
     find = lowered.find
     for root in _COMMON_ROOTS:
         at = find(root)
@@ -379,19 +385,142 @@ def _line_spans(lowered: str, runs: _Runs, found: set[str]) -> list[tuple[int, i
                         starts.append(at)
                         found.add(root)
                 at = find(_RARE, at + 1)
-    for start, end in runs[1]:
+    for start, end in long:
         run = lowered[start:end]
         size = end - start
         for least, trigger, name in _RUN_RULES:
             if size >= least and trigger in run:
                 starts.append(start)
                 found.add(name)
+    return starts
+
+
+def _urls(lowered: str) -> list[int]:
+    """Where each ``://`` of ``lowered`` is."""
+    urls = []
+    find = lowered.find
+    at = find("://")
+    while at != -1:
+        urls.append(at)
+        at = find("://", at + 3)
+    return urls
+
+
+class _Scan:
+    """Where one version of a text can hold a secret, found once for both passes over it.
+
+    ``lowered`` is its :func:`_lower` copy; ``heads``, in order, where token formats are tried
+    (runs of :data:`_MIN_RUN` token characters or more, starting with a prefix's first two
+    characters); ``lines``, a position on each line a line rule could match, and ``keys``, what
+    was found there (see :func:`_keys`); ``urls``, where each ``://`` is; ``whole``, the names
+    of the other whole-text rules whose triggers occur.
+    """
+
+    __slots__ = ("heads", "keys", "lines", "lowered", "urls", "whole")
+
+    def __init__(
+        self,
+        lowered: str,
+        heads: list[int],
+        lines: list[int],
+        keys: set[str],
+        urls: list[int],
+        whole: set[str],
+    ) -> None:
+        self.lowered, self.heads, self.lines, self.keys = lowered, heads, lines, keys
+        self.urls, self.whole = urls, whole
+
+
+# --- The same places, found by literals (see literals.py) -------------------------------------
+
+# What each literal looked for in the lowercase text says: a root of the line rules (that can
+# be part of a match, see _followed), a run-triggered rule's trigger (if the run holding it is
+# long enough), `://`, or the trigger of a whole-text rule.
+_ROLES: dict[str, list[tuple[str, str, int]]] = {}
+for _root in _LINE_ROOTS:
+    _ROLES.setdefault(_root, []).append(("root", _root, 0))
+for _least, _trigger, _name in _RUN_RULES:
+    _ROLES.setdefault(_trigger, []).append(("run", _name, _least))
+_ROLES.setdefault("://", []).append(("url", "", 0))
+for _rule in _TEXT_RULES:
+    for _trigger in _rule.triggers:
+        _ROLES.setdefault(_trigger, []).append(("whole", _rule.name, 0))
+del _root, _least, _trigger, _name, _rule
+_LOWERED_ROLES = tuple(_ROLES.values())
+_LOWERED = Literals(tuple(literal.encode("ascii") for literal in _ROLES))
+
+# A token's prefix after the space that starts its run, as the text reads once every character
+# that is not a token character is a space (a prefix's own `=`, too).
+_KEPT = bytes(i if i in _TOKEN_CHARS else 0x20 for i in range(256))
+_PREFIXES = Literals(tuple(b" " + prefix.encode("ascii").translate(_KEPT) for prefix in _BY_PREFIX))
+
+
+def _found_scan(text: str, lowered: str, hits: list[tuple[int, int, int]]) -> _Scan:
+    """:class:`_Scan` of ``text`` from ``hits``, the literals found in ``lowered``: the same
+    places ``str.find`` would find, one Python step for each and none for the text between.
+
+    Tokens are tried only where a prefix itself starts a run, not every run beginning with a
+    prefix's first two characters (``se``, ``te``); the token pass skips those anyway.
+    """
+    encoded = (" " + text).encode("ascii", "replace")
+    classes = encoded.translate(_CLASSES)
+    starts = classes.startswith
+    found = _PREFIXES.find(encoded.translate(_KEPT)) or []
+    heads = sorted({at for _, at, _ in found if starts(_RUN_NEEDLE, at)})
+    lines: list[int] = []
+    keys: set[str] = set()
+    urls: list[int] = []
+    whole: set[str] = set()
+    for index, at, _ in hits:
+        for role, name, least in _LOWERED_ROLES[index]:
+            if role == "root":
+                if name not in _CONTINUATIONS or _followed(lowered, at, name):
+                    lines.append(at)
+                    keys.add(name)
+            elif role == "run":
+                # The run holding the trigger: from the space before it to the one after it.
+                start = classes.rfind(b" ", 0, at + 1)
+                end = classes.find(b" ", at + 1)
+                if (end - 1 if end != -1 else len(text)) - start >= least:
+                    lines.append(start)
+                    keys.add(name)
+            elif role == "url":
+                urls.append(at)
+            else:
+                whole.add(name)
+    urls.sort()
+    return _Scan(lowered, heads, lines, keys, urls, whole)
+
+
+def _find_scan(text: str, lowered: str) -> _Scan:
+    """:class:`_Scan` of ``text`` (``lowered`` is its :func:`_lower` copy) with ``str.find``:
+    the runs of token characters, then a search of the whole text per root."""
+    heads, long = _runs(text)
+    keys: set[str] = set()
+    lines = _line_starts(lowered, long, keys)
+    whole = {rule.name for rule in _TEXT_RULES if _triggered(rule, lowered)}
+    return _Scan(lowered, heads, lines, keys, _urls(lowered), whole)
+
+
+def _scan(text: str) -> _Scan:
+    """Where ``text`` can hold a secret (see :class:`_Scan`): found by literals in one pass when
+    ahocorasick-rs is there (loaded by the first long text, see literals.py), else with
+    ``str.find``."""
+    lowered = _lower(text)
+    if len(text) >= _LITERALS_LEAST or loaded():
+        hits = _LOWERED.find(lowered.encode("ascii"))  # _lower() leaves only ASCII
+        if hits is not None:
+            return _found_scan(text, lowered, hits)
+    return _find_scan(text, lowered)
+
+
+def _line_spans(lowered: str, starts: list[int]) -> list[tuple[int, int]]:
+    """The (start, end) of every line of ``lowered`` holding one of ``starts``, in order."""
     if not starts:
         return []
-    starts.sort()
-    rfind, spans = lowered.rfind, []
+    find, rfind, spans = lowered.find, lowered.rfind, []
     line_end = -1
-    for at in starts:
+    for at in sorted(starts):
         if at < line_end:  # the same line, found by another trigger
             continue
         line_end = find("\n", at)
@@ -401,41 +530,38 @@ def _line_spans(lowered: str, runs: _Runs, found: set[str]) -> list[tuple[int, i
     return spans
 
 
-def _whole_rules(lowered: str) -> tuple[Rule, ...]:
-    """The whole-text rules that could match ``lowered``: a webhook rule only when its trigger
-    is in the host of one of the text's URLs, a URL rule only when there is a URL."""
+def _whole_rules(scan: _Scan) -> tuple[Rule, ...]:
+    """The whole-text rules that could match: a webhook rule only when its trigger is in the host
+    of one of the text's URLs, a URL rule only when there is a URL, the others when one of their
+    triggers occurs."""
+    lowered = scan.lowered
     hosts = []
-    find = lowered.find
-    at = find("://")
-    while at != -1:
+    for at in scan.urls:
         start = at + 3
-        end = find("/", start, start + _HOST_LONGEST)
+        end = lowered.find("/", start, start + _HOST_LONGEST)
         hosts.append(lowered[start : end if end != -1 else start + _HOST_LONGEST])
-        at = find("://", start)
-    if not hosts:
-        return tuple(rule for rule in _WHOLE_RULES if rule.name not in _IN_HOSTS | _URL_ONLY)
-    joined = "\n".join(hosts)  # a trigger across two hosts only runs a rule for nothing
-    found = {rule.name for rule in _HOST_RULES if any(map(joined.__contains__, rule.triggers))}
-    return tuple(rule for rule in _WHOLE_RULES if rule.name not in _IN_HOSTS or rule.name in found)
+    found = set(scan.whole)
+    if hosts:
+        joined = "\n".join(hosts)  # a trigger across two hosts only runs a rule for nothing
+        found |= _URL_ONLY
+        found |= {rule.name for rule in _HOST_RULES if any(map(joined.__contains__, rule.triggers))}
+    return tuple(rule for rule in _WHOLE_RULES if rule.name in found)
 
 
-def _context_pass(text: str, tally: dict[str, int], runs: _Runs) -> tuple[str, int]:
+def _context_pass(text: str, tally: dict[str, int], scan: _Scan) -> tuple[str, int]:
     """One pass of the context rules: whole-text rules, then line rules on the lines they could
-    match (``runs`` are :func:`_runs` of ``text``)."""
-    lowered = _lower(text)
-    text, found = _run_rules(_whole_rules(lowered), text, lowered, tally)
+    match (``scan`` is :func:`_scan` of ``text``)."""
+    text, found = _run_rules(_whole_rules(scan), text, scan.lowered, tally)
     if found:
-        lowered = _lower(text)
-        runs = _runs(text)
-    keys: set[str] = set()
-    spans = _line_spans(lowered, runs, keys)
+        scan = _scan(text)
+    spans = _line_spans(scan.lowered, scan.lines)
     if not spans:
         return text, found
-    rules = tuple(rule for rule, needs in _LINE_KEYS if not needs.isdisjoint(keys))
+    rules = tuple(rule for rule, needs in _LINE_KEYS if not needs.isdisjoint(scan.keys))
     if len(spans) == 1:
         start, end = spans[0]
         if start == 0 and end == len(text):
-            text, count = _run_rules(rules, text, lowered, tally)
+            text, count = _run_rules(rules, text, scan.lowered, tally)
             return text, found + count
     # The candidate lines, joined, go through the rules once; no rule adds or removes a newline,
     # so the result splits back into the same lines.
@@ -453,16 +579,16 @@ def _context_pass(text: str, tally: dict[str, int], runs: _Runs) -> tuple[str, i
     return "".join(pieces), found + count
 
 
-def _token_pass(text: str, tally: dict[str, int], runs: _Runs) -> tuple[str, int]:
-    """One pass of the token formats over the runs of token characters (``runs``, from
-    :func:`_runs`): a run is tried against the formats whose prefix it starts with."""
+def _token_pass(text: str, tally: dict[str, int], heads: list[int]) -> tuple[str, int]:
+    """One pass of the token formats over ``heads`` (from :func:`_scan`): a run is tried against
+    the formats whose prefix it starts with."""
     spans: list[tuple[int, int]] = []
     reached = 0
-    heads = _LENGTHS_BY_HEAD
-    for at in runs[0]:
+    lengths = _LENGTHS_BY_HEAD
+    for at in heads:
         if at < reached:
             continue
-        for length in heads[text[at : at + 2]]:
+        for length in lengths[text[at : at + 2]]:
             rules = _BY_PREFIX.get(text[at : at + length])
             if rules is None:
                 continue
@@ -492,16 +618,16 @@ def redact_tally(text: str) -> tuple[str, dict[str, int]]:
     """Return ``text`` with every secret replaced by ``[REDACTED]``, and how many secrets each
     rule replaced (by rule name; never the secrets themselves)."""
     tally: dict[str, int] = {}
-    runs = _runs(text)
+    scan = _scan(text)
     for _ in range(_MAX_PASSES):
-        text, context = _context_pass(text, tally, runs)
+        text, context = _context_pass(text, tally, scan)
         if context:
-            runs = _runs(text)
-        text, tokens = _token_pass(text, tally, runs)
+            scan = _scan(text)
+        text, tokens = _token_pass(text, tally, scan.heads)
         if not context + tokens:
             break
         if tokens:
-            runs = _runs(text)
+            scan = _scan(text)
     return text, tally
 
 
