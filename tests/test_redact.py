@@ -394,12 +394,13 @@ _KEYWORD_MIX = st.lists(
 def _scans(text: str) -> list:
     """The scan of ``text`` both ways: with ``str.find``, and from the literals ahocorasick-rs
     finds (see redact/literals.py)."""
-    from nexusmem_core.redact import _LOWERED, _find_scan, _found_scan, _lower
+    from nexusmem_core.redact import _LITERALS, _find_scan, _found_scan, _lower, _spaced
 
     lowered = _lower(text)
-    hits = _LOWERED.find(lowered.encode("ascii"))
+    spaced = _spaced(lowered)
+    hits = _LITERALS.find(spaced)
     assert hits is not None, "ahocorasick-rs is a dependency: the tests need it installed"
-    return [_find_scan(text, lowered), _found_scan(text, lowered, hits)]
+    return [_find_scan(text, lowered), _found_scan(text, lowered, hits, spaced)]
 
 
 def _assert_gathered(text: str) -> None:
@@ -486,13 +487,14 @@ def test_literals_redact_any_text_as_str_find_does(text: str) -> None:
 
 def test_literals_redact_every_labelled_secret_as_str_find_does() -> None:
     # The labelled corpus in every channel's wording, and every rule's example, in one long text
-    # and line by line: tokens at the start and end of runs, lines and the text.
+    # and piece by piece: tokens at the start and end of runs, lines and the text.
     from tests.secrets import channels, corpus
 
     pieces = [rule.example for rule in RULES]
     for secret in corpus.prefixed(seed=1) + corpus.keyworded(seed=1):
         pieces += [secret.value, secret.line, channels._commit_message(secret)]
         pieces += [*channels.commands(secret), *channels._files_for(secret).values()]
+    pieces += [piece.swapcase() for piece in pieces]  # `SK-`, `GHP_`: a prefix in another case
     for text in ["\n".join(pieces), " ".join(pieces), "".join(pieces), *pieces]:
         plain, found = _both_ways(text)
         assert found == plain

@@ -344,6 +344,30 @@ def _followed(lowered: str, at: int, root: str) -> bool:
     )
 
 
+def _rare_starts(lowered: str, starts: list[int], found: set[str]) -> None:
+    """Add to ``starts`` where each root holding a rare character (``sha256~``) occurs, and
+    those roots to ``found``: looked for from where that character is, which most texts never
+    hold."""
+    if _RARE not in lowered:
+        return
+    find = lowered.find
+    if lowered.count(_RARE) > _RARE_MOST:
+        for root, _ in _RARE_ROOTS:
+            at = find(root)
+            while at != -1:
+                starts.append(at)
+                found.add(root)
+                at = find(root, at + 1)
+        return
+    at = find(_RARE)
+    while at != -1:
+        for root, offset in _RARE_ROOTS:
+            if at >= offset and lowered.startswith(root, at - offset):
+                starts.append(at)
+                found.add(root)
+        at = find(_RARE, at + 1)
+
+
 def _line_starts(lowered: str, long: list[tuple[int, int]], found: set[str]) -> list[int]:
     """A position on every line of ``lowered`` a line rule could match: the lines holding a root
     of the line rules' triggers (one that can be part of a match, see :func:`_followed`), and
@@ -369,22 +393,7 @@ def _line_starts(lowered: str, long: list[tuple[int, int]], found: set[str]) -> 
             if end == -1:
                 break
             at = find(root, end)
-    if _RARE in lowered:
-        if lowered.count(_RARE) > _RARE_MOST:
-            for root, _ in _RARE_ROOTS:
-                at = find(root)
-                while at != -1:
-                    starts.append(at)
-                    found.add(root)
-                    at = find(root, at + 1)
-        else:
-            at = find(_RARE)
-            while at != -1:
-                for root, offset in _RARE_ROOTS:
-                    if at >= offset and lowered.startswith(root, at - offset):
-                        starts.append(at)
-                        found.add(root)
-                at = find(_RARE, at + 1)
+    _rare_starts(lowered, starts, found)
     for start, end in long:
         run = lowered[start:end]
         size = end - start
@@ -433,63 +442,71 @@ class _Scan:
 
 # --- The same places, found by literals (see literals.py) -------------------------------------
 
-# What each literal looked for in the lowercase text says: a root of the line rules (that can
-# be part of a match, see _followed), a run-triggered rule's trigger (if the run holding it is
-# long enough), `://`, or the trigger of a whole-text rule.
-_ROLES: dict[str, list[tuple[str, str, int]]] = {}
-for _root in _LINE_ROOTS:
-    _ROLES.setdefault(_root, []).append(("root", _root, 0))
+# Literals are looked for in one copy of the text: lowercase, with a space in front, and every
+# character that is not a token character a space. Roots, run triggers and the key block's
+# marker are made of token characters, so they read there as in the lowercase text; a token
+# prefix, lowercased, follows the space before the run it starts. What each literal found says:
+# a root of the line rules (that can be part of a match, see _followed), a run-triggered rule's
+# trigger (if the run holding it is long enough), a whole-text rule's trigger, or a prefix.
+# The rest (`://`, the roots holding `~`) are found with str.find, as without the library.
+_KEPT = bytes(i if i in _TOKEN_CHARS else 0x20 for i in range(256))
+_ROLES: dict[bytes, list[tuple[str, str, int]]] = {}
+for _root in _COMMON_ROOTS:
+    _ROLES.setdefault(_root.encode("ascii"), []).append(("root", _root, 0))
 for _least, _trigger, _name in _RUN_RULES:
-    _ROLES.setdefault(_trigger, []).append(("run", _name, _least))
-_ROLES.setdefault("://", []).append(("url", "", 0))
+    _ROLES.setdefault(_trigger.encode("ascii"), []).append(("run", _name, _least))
 for _rule in _TEXT_RULES:
     for _trigger in _rule.triggers:
-        _ROLES.setdefault(_trigger, []).append(("whole", _rule.name, 0))
-del _root, _least, _trigger, _name, _rule
-_LOWERED_ROLES = tuple(_ROLES.values())
-_LOWERED = Literals(tuple(literal.encode("ascii") for literal in _ROLES))
+        _ROLES.setdefault(_trigger.encode("ascii"), []).append(("whole", _rule.name, 0))
+assert all(literal.translate(_KEPT) == literal for literal in _ROLES), "a separator in a literal"
+for _prefix in _BY_PREFIX:
+    _literal = b" " + _prefix.lower().encode("ascii").translate(_KEPT)
+    _ROLES.setdefault(_literal, []).append(("prefix", "", 0))
+del _root, _least, _trigger, _name, _rule, _prefix, _literal
+_LITERAL_ROLES = tuple(_ROLES.values())
+_LITERALS = Literals(tuple(_ROLES))
 
-# A token's prefix after the space that starts its run, as the text reads once every character
-# that is not a token character is a space (a prefix's own `=`, too).
-_KEPT = bytes(i if i in _TOKEN_CHARS else 0x20 for i in range(256))
-_PREFIXES = Literals(tuple(b" " + prefix.encode("ascii").translate(_KEPT) for prefix in _BY_PREFIX))
+
+def _spaced(lowered: str) -> bytes:
+    """``lowered`` as literals are looked for in it (see :data:`_ROLES`): a space in front, then
+    one byte per character, a space for any that is not a token character."""
+    return (" " + lowered).encode("ascii").translate(_KEPT)  # _lower() leaves only ASCII
 
 
-def _found_scan(text: str, lowered: str, hits: list[tuple[int, int, int]]) -> _Scan:
-    """:class:`_Scan` of ``text`` from ``hits``, the literals found in ``lowered``: the same
-    places ``str.find`` would find, one Python step for each and none for the text between.
+def _found_scan(text: str, lowered: str, hits: list[tuple[int, int, int]], spaced: bytes) -> _Scan:
+    """:class:`_Scan` of ``text`` from ``hits``, the literals found in ``spaced`` (see
+    :func:`_spaced`): the same places ``str.find`` would find, one Python step for each and none
+    for the text between.
 
     Tokens are tried only where a prefix itself starts a run, not every run beginning with a
     prefix's first two characters (``se``, ``te``); the token pass skips those anyway.
     """
-    encoded = (" " + text).encode("ascii", "replace")
-    classes = encoded.translate(_CLASSES)
-    starts = classes.startswith
-    found = _PREFIXES.find(encoded.translate(_KEPT)) or []
-    heads = sorted({at for _, at, _ in found if starts(_RUN_NEEDLE, at)})
+    classes = spaced.translate(_CLASSES)  # `spaced` is a space in front too: the same positions
+    heads: set[int] = set()
     lines: list[int] = []
     keys: set[str] = set()
-    urls: list[int] = []
     whole: set[str] = set()
-    for index, at, _ in hits:
-        for role, name, least in _LOWERED_ROLES[index]:
-            if role == "root":
-                if name not in _CONTINUATIONS or _followed(lowered, at, name):
-                    lines.append(at)
+    for index, at, _ in hits:  # `at` is in `spaced`: the text's `at - 1`
+        for role, name, least in _LITERAL_ROLES[index]:
+            if role == "prefix":
+                # `at` is the space before the run: the run starts at `at` in the text.
+                if classes.startswith(_RUN_NEEDLE, at) and text[at : at + 2] in _LENGTHS_BY_HEAD:
+                    heads.add(at)
+            elif role == "root":
+                if name not in _CONTINUATIONS or _followed(lowered, at - 1, name):
+                    lines.append(at - 1)
                     keys.add(name)
             elif role == "run":
                 # The run holding the trigger: from the space before it to the one after it.
-                start = classes.rfind(b" ", 0, at + 1)
-                end = classes.find(b" ", at + 1)
+                start = classes.rfind(b" ", 0, at)
+                end = classes.find(b" ", at)
                 if (end - 1 if end != -1 else len(text)) - start >= least:
                     lines.append(start)
                     keys.add(name)
-            elif role == "url":
-                urls.append(at)
             else:
                 whole.add(name)
-    urls.sort()
-    return _Scan(lowered, heads, lines, keys, urls, whole)
+    _rare_starts(lowered, lines, keys)
+    return _Scan(lowered, sorted(heads), lines, keys, _urls(lowered), whole)
 
 
 def _find_scan(text: str, lowered: str) -> _Scan:
@@ -508,9 +525,10 @@ def _scan(text: str) -> _Scan:
     ``str.find``."""
     lowered = _lower(text)
     if len(text) >= _LITERALS_LEAST or loaded():
-        hits = _LOWERED.find(lowered.encode("ascii"))  # _lower() leaves only ASCII
+        spaced = _spaced(lowered)
+        hits = _LITERALS.find(spaced)
         if hits is not None:
-            return _found_scan(text, lowered, hits)
+            return _found_scan(text, lowered, hits, spaced)
     return _find_scan(text, lowered)
 
 

@@ -1,11 +1,11 @@
 """Every occurrence of many literals in one pass over a text, with ahocorasick-rs when it is there.
 
 Redaction looks in each text for the roots of the context rules' keywords (``key``, ``pass``,
-``token``...), ``://``, ``-----begin`` and the literals inside long tokens, and for where the
-token formats' 187 prefixes start a run of token characters. With ``str.find`` that is one scan
-of the whole text per root, plus a Python step for each of the ~10 runs of 12+ token
-characters per kilobyte; ahocorasick-rs (Rust's aho-corasick, with wheels for Linux, macOS and
-Windows) finds them all in one pass of its own, and hands back only the few places that matter.
+``token``...), ``-----begin`` and the literals inside long tokens, and for where the token
+formats' 187 prefixes start a run of token characters. With ``str.find`` that is one scan of
+the whole text per root, plus a Python step for each of the ~10 runs of 12+ token characters
+per kilobyte; ahocorasick-rs (Rust's aho-corasick, with wheels for Linux, macOS and Windows)
+finds them all in one pass of its own, and hands back only the few places that matter.
 
 When it cannot be imported the engine finds the same places with ``str.find``; both ways give the
 same output (the tests run both on the same texts). The library is loaded for the first text of
