@@ -421,11 +421,12 @@ class _Scan:
     ``lowered`` is its :func:`_lower` copy; ``heads``, in order, where token formats are tried
     (runs of :data:`_MIN_RUN` token characters or more, starting with a prefix's first two
     characters); ``lines``, a position on each line a line rule could match, and ``keys``, what
-    was found there (see :func:`_keys`); ``urls``, where each ``://`` is; ``whole``, the names
-    of the other whole-text rules whose triggers occur.
+    was found there (see :func:`_keys`); ``urls``, where each ``://`` is; ``hosted``, the
+    webhook rules whose triggers may occur (all of them, unless the text was searched for them);
+    ``whole``, the names of the other whole-text rules whose triggers occur.
     """
 
-    __slots__ = ("heads", "keys", "lines", "lowered", "urls", "whole")
+    __slots__ = ("heads", "hosted", "keys", "lines", "lowered", "urls", "whole")
 
     def __init__(
         self,
@@ -435,9 +436,10 @@ class _Scan:
         keys: set[str],
         urls: list[int],
         whole: set[str],
+        hosted: tuple[Rule, ...] = _HOST_RULES,
     ) -> None:
         self.lowered, self.heads, self.lines, self.keys = lowered, heads, lines, keys
-        self.urls, self.whole = urls, whole
+        self.urls, self.whole, self.hosted = urls, whole, hosted
 
 
 # --- The same places, found by literals (see literals.py) -------------------------------------
@@ -445,24 +447,28 @@ class _Scan:
 # Literals are looked for in one copy of the text: lowercase, with a space in front, and every
 # character that is not a token character a space. Roots, run triggers and the key block's
 # marker are made of token characters, so they read there as in the lowercase text; a token
-# prefix, lowercased, follows the space before the run it starts. What each literal found says:
-# a root of the line rules (that can be part of a match, see _followed), a run-triggered rule's
-# trigger (if the run holding it is long enough), a whole-text rule's trigger, or a prefix.
-# The rest (`://`, the roots holding `~`) are found with str.find, as without the library.
+# prefix, lowercased, follows the space before the run it starts. What each literal found says
+# (a role, a name and a number): a prefix; a root of the line rules, which can be part of a
+# match (see _followed) when not followed by a letter, or by a continuation; a run-triggered
+# rule's trigger, if the run holding it is that long; a webhook rule's trigger, which then may
+# be in a URL's host; a whole-text rule's trigger. The rest (`://`, the roots holding `~`) are
+# found with str.find, as without the library.
 _KEPT = bytes(i if i in _TOKEN_CHARS else 0x20 for i in range(256))
-_ROLES: dict[bytes, list[tuple[str, str, int]]] = {}
+_PREFIX, _ROOT, _RUN, _HOST, _WHOLE = range(5)
+_ROLES: dict[bytes, list[tuple[int, str, int]]] = {}
 for _root in _COMMON_ROOTS:
-    _ROLES.setdefault(_root.encode("ascii"), []).append(("root", _root, 0))
+    _ROLES.setdefault(_root.encode("ascii"), []).append((_ROOT, _root, len(_root)))
 for _least, _trigger, _name in _RUN_RULES:
-    _ROLES.setdefault(_trigger.encode("ascii"), []).append(("run", _name, _least))
-for _rule in _TEXT_RULES:
-    for _trigger in _rule.triggers:
-        _ROLES.setdefault(_trigger.encode("ascii"), []).append(("whole", _rule.name, 0))
+    _ROLES.setdefault(_trigger.encode("ascii"), []).append((_RUN, _name, _least))
+for _role, _rules in ((_HOST, _HOST_RULES), (_WHOLE, _TEXT_RULES)):
+    for _rule in _rules:
+        for _trigger in _rule.triggers:
+            _ROLES.setdefault(_trigger.encode("ascii"), []).append((_role, _rule.name, 0))
 assert all(literal.translate(_KEPT) == literal for literal in _ROLES), "a separator in a literal"
 for _prefix in _BY_PREFIX:
     _literal = b" " + _prefix.lower().encode("ascii").translate(_KEPT)
-    _ROLES.setdefault(_literal, []).append(("prefix", "", 0))
-del _root, _least, _trigger, _name, _rule, _prefix, _literal
+    _ROLES.setdefault(_literal, []).append((_PREFIX, "", 0))
+del _root, _least, _trigger, _name, _role, _rules, _rule, _prefix, _literal
 _LITERAL_ROLES = tuple(_ROLES.values())
 _LITERALS = Literals(tuple(_ROLES))
 
@@ -481,32 +487,42 @@ def _found_scan(text: str, lowered: str, hits: list[tuple[int, int, int]], space
     Tokens are tried only where a prefix itself starts a run, not every run beginning with a
     prefix's first two characters (``se``, ``te``); the token pass skips those anyway.
     """
-    classes = spaced.translate(_CLASSES)  # `spaced` is a space in front too: the same positions
-    heads: set[int] = set()
+    # `spaced` has a space in front, as the runs' class map does: a hit's `at` there is the
+    # text's `at - 1`, and the space before a run is where the run starts in the text.
+    find, rfind, heads, known = spaced.find, spaced.rfind, set(), _LENGTHS_BY_HEAD
     lines: list[int] = []
     keys: set[str] = set()
+    hosted: set[str] = set()
     whole: set[str] = set()
-    for index, at, _ in hits:  # `at` is in `spaced`: the text's `at - 1`
-        for role, name, least in _LITERAL_ROLES[index]:
-            if role == "prefix":
-                # `at` is the space before the run: the run starts at `at` in the text.
-                if classes.startswith(_RUN_NEEDLE, at) and text[at : at + 2] in _LENGTHS_BY_HEAD:
+    for index, at, _ in hits:
+        for role, name, number in _LITERAL_ROLES[index]:
+            if role == _PREFIX:
+                # A run of _MIN_RUN token characters or more after the space at `at`.
+                run = len(spaced) > at + _MIN_RUN and find(b" ", at + 1, at + 1 + _MIN_RUN) == -1
+                if run and text[at : at + 2] in known:
                     heads.add(at)
-            elif role == "root":
-                if name not in _CONTINUATIONS or _followed(lowered, at - 1, name):
+            elif role == _ROOT:
+                after = at - 1 + number  # the character after the root (see _followed)
+                if (
+                    name not in _CONTINUATIONS
+                    or lowered[after : after + 1] not in _LETTERS
+                    or lowered.startswith(_CONTINUATIONS[name], after)
+                ):
                     lines.append(at - 1)
                     keys.add(name)
-            elif role == "run":
-                # The run holding the trigger: from the space before it to the one after it.
-                start = classes.rfind(b" ", 0, at)
-                end = classes.find(b" ", at)
-                if (end - 1 if end != -1 else len(text)) - start >= least:
+            elif role == _RUN:
+                start, end = rfind(b" ", 0, at), find(b" ", at)  # the run holding the trigger
+                if (end - 1 if end != -1 else len(text)) - start >= number:
                     lines.append(start)
                     keys.add(name)
+            elif role == _HOST:
+                hosted.add(name)
             else:
                 whole.add(name)
     _rare_starts(lowered, lines, keys)
-    return _Scan(lowered, sorted(heads), lines, keys, _urls(lowered), whole)
+    urls = _urls(lowered)
+    host_rules = tuple(rule for rule in _HOST_RULES if rule.name in hosted)
+    return _Scan(lowered, sorted(heads), lines, keys, urls, whole, host_rules)
 
 
 def _find_scan(text: str, lowered: str) -> _Scan:
@@ -552,17 +568,17 @@ def _whole_rules(scan: _Scan) -> tuple[Rule, ...]:
     """The whole-text rules that could match: a webhook rule only when its trigger is in the host
     of one of the text's URLs, a URL rule only when there is a URL, the others when one of their
     triggers occurs."""
-    lowered = scan.lowered
-    hosts = []
-    for at in scan.urls:
-        start = at + 3
-        end = lowered.find("/", start, start + _HOST_LONGEST)
-        hosts.append(lowered[start : end if end != -1 else start + _HOST_LONGEST])
     found = set(scan.whole)
-    if hosts:
-        joined = "\n".join(hosts)  # a trigger across two hosts only runs a rule for nothing
+    if scan.urls:
         found |= _URL_ONLY
-        found |= {rule.name for rule in _HOST_RULES if any(map(joined.__contains__, rule.triggers))}
+    if scan.urls and scan.hosted:
+        lowered, hosts = scan.lowered, []
+        for at in scan.urls:
+            start = at + 3
+            end = lowered.find("/", start, start + _HOST_LONGEST)
+            hosts.append(lowered[start : end if end != -1 else start + _HOST_LONGEST])
+        joined = "\n".join(hosts)  # a trigger across two hosts only runs a rule for nothing
+        found |= {rule.name for rule in scan.hosted if any(map(joined.__contains__, rule.triggers))}
     return tuple(rule for rule in _WHOLE_RULES if rule.name in found)
 
 
