@@ -394,9 +394,10 @@ _KEYWORD_MIX = st.lists(
 def _scans(text: str) -> list:
     """The scan of ``text`` both ways: with ``str.find``, and from the literals ahocorasick-rs
     finds (see redact/literals.py)."""
-    from nexusmem_core.redact import _LITERALS, _find_scan, _found_scan, _lower, _spaced
+    from nexusmem_core.redact.rule import ascii_lower
+    from nexusmem_core.redact.scan import _LITERALS, _find_scan, _found_scan, _spaced
 
-    lowered = _lower(text)
+    lowered = ascii_lower(text)
     spaced = _spaced(lowered)
     hits = _LITERALS.find(spaced)
     assert hits is not None, "ahocorasick-rs is a dependency: the tests need it installed"
@@ -406,15 +407,15 @@ def _scans(text: str) -> list:
 def _assert_gathered(text: str) -> None:
     """Line rules run only on the lines gathered for them, and only when their keys were found:
     both prefilters, found either way, must keep every line holding a match."""
-    from nexusmem_core.redact import _LINE_KEYS, _WHOLE_RULES, _line_spans, _whole_rules
+    from nexusmem_core.redact.scan import _WHOLE_RULES, LINE_KEYS, line_spans, whole_rules
 
     for scan in _scans(text):
-        whole = _whole_rules(scan)
+        whole = whole_rules(scan)
         for rule in _WHOLE_RULES:  # a webhook rule runs only when its trigger is in a URL's host
             if next(rule.finditer(text), None):
                 assert rule in whole, rule.name
-        spans = _line_spans(scan.lowered, scan.lines)
-        for rule, keys in _LINE_KEYS:
+        spans = line_spans(scan.lowered, scan.lines)
+        for rule, keys in LINE_KEYS:
             for match in rule.finditer(text):
                 line = text.rfind("\n", 0, match.start()) + 1
                 assert any(start == line for start, _ in spans), (rule.name, match.group(0))
