@@ -4,12 +4,19 @@ commands pass through untouched, and redaction is idempotent on any text."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nexusmem_core.redact import PLACEHOLDER, RULES, Rule, redact, redact_count
+from nexusmem_core.redact import PLACEHOLDER, RULES, Rule, redact, redact_count, redact_tally
+
+_TOP = Path(__file__).resolve().parents[1]
 
 # (command, the secret substring that must not survive); each command holds exactly one secret.
 SECRET_COMMANDS: list[tuple[str, str]] = [
@@ -384,29 +391,35 @@ _KEYWORD_MIX = st.lists(
 ).map("".join)  # fmt: skip
 
 
+def _scans(text: str) -> list:
+    """The scan of ``text`` both ways: with ``str.find``, and from the literals ahocorasick-rs
+    finds (see redact/literals.py)."""
+    from nexusmem_core.redact.rule import ascii_lower
+    from nexusmem_core.redact.scan import _LITERALS, _find_scan, _found_scan, _spaced
+
+    lowered = ascii_lower(text)
+    spaced = _spaced(lowered)
+    hits = _LITERALS.find(spaced)
+    assert hits is not None, "ahocorasick-rs is a dependency: the tests need it installed"
+    return [_find_scan(text, lowered), _found_scan(text, lowered, hits, spaced)]
+
+
 def _assert_gathered(text: str) -> None:
     """Line rules run only on the lines gathered for them, and only when their keys were found:
-    both prefilters must keep every line holding a match."""
-    from nexusmem_core.redact import (
-        _LINE_KEYS,
-        _WHOLE_RULES,
-        _line_spans,
-        _lower,
-        _runs,
-        _whole_rules,
-    )
+    both prefilters, found either way, must keep every line holding a match."""
+    from nexusmem_core.redact.scan import _WHOLE_RULES, LINE_KEYS, line_spans, whole_rules
 
-    whole = _whole_rules(_lower(text))
-    for rule in _WHOLE_RULES:  # a webhook rule runs only when its trigger is in a URL's host
-        if next(rule.finditer(text), None):
-            assert rule in whole, rule.name
-    found: set[str] = set()
-    spans = _line_spans(_lower(text), _runs(text), found)
-    for rule, keys in _LINE_KEYS:
-        for match in rule.finditer(text):
-            line = text.rfind("\n", 0, match.start()) + 1
-            assert any(start == line for start, _ in spans), (rule.name, match.group(0))
-            assert not keys.isdisjoint(found), rule.name
+    for scan in _scans(text):
+        whole = whole_rules(scan)
+        for rule in _WHOLE_RULES:  # a webhook rule runs only when its trigger is in a URL's host
+            if next(rule.finditer(text), None):
+                assert rule in whole, rule.name
+        spans = line_spans(scan.lowered, scan.lines)
+        for rule, keys in LINE_KEYS:
+            for match in rule.finditer(text):
+                line = text.rfind("\n", 0, match.start()) + 1
+                assert any(start == line for start, _ in spans), (rule.name, match.group(0))
+                assert not keys.isdisjoint(scan.keys), rule.name
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.name)
@@ -440,6 +453,67 @@ def test_line_gathering_keeps_every_way_of_naming_a_secret(line: str) -> None:
 @given(st.one_of(_FUZZ, _EXAMPLE_MIX, _KEYWORD_MIX))
 def test_line_gathering_never_skips_a_line_a_rule_matches(text: str) -> None:
     _assert_gathered(text)
+
+
+@contextmanager
+def _by_str_find() -> Iterator[None]:
+    """Redaction as it runs where ahocorasick-rs cannot be imported."""
+    from nexusmem_core.redact import literals
+
+    saved = literals._library
+    literals._library = literals._MISSING
+    try:
+        yield
+    finally:
+        literals._library = saved
+
+
+def _both_ways(text: str) -> tuple[tuple[str, dict[str, int]], tuple[str, dict[str, int]]]:
+    """``redact_tally(text)`` with ``str.find``, and with the literals ahocorasick-rs finds
+    (which, once loaded, serve texts of any length)."""
+    from nexusmem_core.redact import literals
+
+    assert literals._load() is not None, "ahocorasick-rs is a dependency: install it"
+    with _by_str_find():
+        plain = redact_tally(text)
+    return plain, redact_tally(text)
+
+
+@settings(max_examples=400)
+@given(st.one_of(st.text(), _FUZZ, _EXAMPLE_MIX, _KEYWORD_MIX))
+def test_literals_redact_any_text_as_str_find_does(text: str) -> None:
+    plain, found = _both_ways(text)
+    assert found == plain
+
+
+def test_literals_redact_every_labelled_secret_as_str_find_does() -> None:
+    # The labelled corpus in every channel's wording, and every rule's example, in one long text
+    # and piece by piece: tokens at the start and end of runs, lines and the text.
+    from tests.secrets import channels, corpus
+
+    pieces = [rule.example for rule in RULES]
+    for secret in corpus.prefixed(seed=1) + corpus.keyworded(seed=1):
+        pieces += [secret.value, secret.line, channels._commit_message(secret)]
+        pieces += [*channels.commands(secret), *channels._files_for(secret).values()]
+    pieces += [piece.swapcase() for piece in pieces]  # `SK-`, `GHP_`: a prefix in another case
+    for text in ["\n".join(pieces), " ".join(pieces), "".join(pieces), *pieces]:
+        plain, found = _both_ways(text)
+        assert found == plain
+    assert sum(_both_ways("\n".join(pieces))[1][1].values()) > len(pieces) / 2
+
+
+def test_a_short_text_leaves_ahocorasick_unloaded_and_a_long_one_loads_it() -> None:
+    # A shell hook redacts one command and exits: it must not pay for the library's start.
+    code = (
+        "import sys; from nexusmem_core.redact import redact, literals;"
+        "redact('export DB_PASSWORD=hunter22 && ./run ' * 50);"
+        "print('ahocorasick_rs' in sys.modules);"
+        "redact('x = 1\\n' * (literals.LEAST // 5)); print('ahocorasick_rs' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=_TOP
+    )
+    assert done.stdout.split() == ["False", "True"]
 
 
 _FOLDED = [rule for rule in RULES if rule.folded]

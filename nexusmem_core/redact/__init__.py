@@ -1,24 +1,26 @@
 """Secret redaction, applied to every text before it reaches disk.
 
 Every captured shell command passes through :func:`redact` on the shell hook's hot path, and
-every commit message and patch of a first sync does too, so the package uses the standard
-library only and is built for speed: its cost is linear in the text and nearly independent of
-the number of rules.
+every commit message and patch of a first sync does too, so the package imports the standard
+library only (ahocorasick-rs is loaded by the first long text, see :mod:`.literals`) and is built
+for speed: its cost is linear in the text and nearly independent of the number of rules.
 
 * Importing it compiles nothing: each rule's pattern is compiled once, on first use.
-* Token formats (:mod:`.tokens`: ``ghp_...``, ``AKIA...``, ``xoxb-...``) are found in one pass.
+* Token formats (:mod:`.tokens`: ``ghp_...``, ``AKIA...``, ``xoxb-...``) are tried only where a
+  run of 12 token characters or more starts with some prefix's first two characters (a
+  dictionary lookup), and nothing else is: identifiers, paths and words start with no prefix.
   The text is mapped to one byte per character, ``a`` for a token character and a space for
-  any other (``bytes.translate``), and the runs of 12 token characters or more are found with
-  ``bytes.find``, in C. A run whose first two characters start some prefix is tried against the
-  formats with that prefix (a dictionary lookup), and nothing else is: identifiers, paths and
-  words start with no prefix, and cost one lookup. The same runs serve the formats whose literal
-  sits in their middle (``..._mmk``, ``...-us14``): they are looked for in the long runs only.
+  any other (``bytes.translate``), and the runs are found with ``bytes.find``, in C; or, with
+  ahocorasick-rs, the prefixes themselves after a space are found in one pass. The same runs
+  serve the formats whose literal sits in their middle (``..._mmk``, ``...-us14``): they are
+  looked for in the long runs only.
 * Context rules (:mod:`.context`: headers, options, assignments) are line-local, bar the
   multi-line private key block. One substring test per root of their keywords on the lowercased
-  text finds which occur at all; only the lines holding one are gathered, and only where the
-  keyword can be one (``key`` in ``monkeypatch`` or ``auth`` in ``Co-authored-by`` cannot). The
-  rules whose keywords were found then run over those lines, not over the whole text. A patch
-  of 2,000 lines with three lines mentioning a token costs three lines of rule work.
+  text (or one pass for all of them, with ahocorasick-rs) finds which occur at all; only the
+  lines holding one are gathered, and only where the keyword can be one (``key`` in
+  ``monkeypatch`` or ``auth`` in ``Co-authored-by`` cannot). The rules whose keywords were found
+  then run over those lines, not over the whole text. A patch of 2,000 lines with three lines
+  mentioning a token costs three lines of rule work.
 
 A secret is replaced by the literal ``[REDACTED]`` while the non-secret context is kept, so the
 stored text still says what was done: ``DB_PASSWORD=[REDACTED]``,
@@ -62,6 +64,17 @@ import hashlib
 from .context import CONTEXT_RULES
 from .rule import Rule
 from .rule import ascii_lower as _lower
+from .scan import (
+    BY_PREFIX,
+    LENGTHS_BY_HEAD,
+    LINE_KEYS,
+    SURE,
+    Scan,
+    line_spans,
+    scan,
+    triggered,
+    whole_rules,
+)
 from .tokens import TOKEN_RULES
 
 TYPE_CHECKING = False  # importing typing for it would cost a shell hook
@@ -106,140 +119,6 @@ _MAX_PASSES = 4
 # Characters that alone are not a secret (an empty quoted value, the space around a key body).
 _NOT_SECRET = "'\" \t\r\n"
 
-# --- Context rules: which run, and on which lines ---------------------------------------------
-
-# Rules run over the whole text: the private key block spans lines, and the URL rules start
-# with a literal (`://`, `https://hooks.`) that `re` finds faster than lines could be gathered
-# (URLs are on every other line of a README).
-_WHOLE_TEXT = frozenset(
-    {"private_key_block", "url_credentials", "slack_webhook", "discord_webhook", "teams_webhook"}
-)
-_WHOLE_RULES = tuple(rule for rule in CONTEXT_RULES if rule.name in _WHOLE_TEXT)
-_LINE_RULES = tuple(rule for rule in CONTEXT_RULES if rule.name not in _WHOLE_TEXT)
-
-# Webhook URLs (`https://hooks.slack.com/...`): their triggers are part of a URL's host, so they
-# are looked for in the hosts after each `://` (a text has few), not by a search of all of it.
-_IN_HOSTS = frozenset({"slack_webhook", "discord_webhook", "teams_webhook"})
-_HOST_RULES = tuple(rule for rule in _WHOLE_RULES if rule.name in _IN_HOSTS)
-# Rules whose only trigger is `://` (URL credentials): the same walk over the URLs says whether
-# they can match, so their trigger is not searched for again.
-_URL_ONLY = frozenset(rule.name for rule in _WHOLE_RULES if rule.triggers == ("://",))
-_HOST_LONGEST = 253  # the longest DNS name: how far past `://` a host is read
-
-
-def _roots(triggers: list[str]) -> tuple[str, ...]:
-    """The triggers no other trigger is a substring of: if none of these occurs, none does."""
-    unique = sorted(set(triggers), key=len)
-    roots: list[str] = []
-    for trigger in unique:
-        if not any(root in trigger for root in roots):
-            roots.append(trigger)
-    return tuple(roots)
-
-
-_LINE_ROOTS = _roots([trigger for rule in _LINE_RULES if not rule.run for trigger in rule.triggers])
-# Roots holding a character rare in ordinary text (`sha256~`, `q~`) are looked for from the
-# places that character occurs: a search for one character is several times faster than for a
-# string, and most texts have none.
-_RARE = "~"
-_RARE_ROOTS = tuple((root, root.index(_RARE)) for root in _LINE_ROOTS if _RARE in root)
-_COMMON_ROOTS = tuple(root for root in _LINE_ROOTS if _RARE not in root)
-# Past this many rare characters in one text, a plain search for each root is cheaper.
-_RARE_MOST = 64
-
-# A root followed by a letter is part of a longer word (`monkeypatch`, `authored`, `passed`),
-# which no rule's keyword is, except for these continuations (`pass` + `word`: `password=`).
-# A root not listed here (`curl`, `login`) is taken wherever it occurs. A new keyword that
-# continues a root with letters (`tokenid=`) must be added here; the tests write every rule's
-# example and every secret name each way the rules take it, and check the lines are kept.
-_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
-_CONTINUATIONS: dict[str, tuple[str, ...]] = {
-    "auth": ("orization",),
-    "credential": ("s",),
-    "key": (),
-    "pass": ("word", "wd", "phrase"),
-    "pwd": (),
-    "secret": (),
-    "sig": ("nature",),
-    "token": (),
-}
-
-# Run-triggered rules (`Rule.run`): the shortest run they need, and per rule its length and
-# triggers.
-_RUN_RULES = tuple(
-    (rule.run, trigger, rule.name) for rule in _LINE_RULES if rule.run for trigger in rule.triggers
-)
-_RUN_LEAST = min(run for run, _, _ in _RUN_RULES)
-
-
-def _keys(rule: Rule) -> frozenset[str]:
-    """What line gathering reports finding when ``rule`` could match: the roots in its triggers,
-    or for a run-triggered rule its name."""
-    if rule.run:
-        return frozenset((rule.name,))
-    return frozenset(root for root in _LINE_ROOTS for t in rule.triggers if root in t)
-
-
-# Per line rule, its keys; and the line rules whose triggers are roots themselves: once their
-# keys are found, their triggers are on the gathered lines, and need not be looked for again.
-_LINE_KEYS = tuple((rule, _keys(rule)) for rule in _LINE_RULES)
-_SURE = (
-    frozenset(
-        rule.name for rule in _LINE_RULES if not rule.run and set(rule.triggers) <= set(_LINE_ROOTS)
-    )
-    | _IN_HOSTS
-    | _URL_ONLY
-)  # a host or URL rule comes only when its trigger was found (see _whole_rules)
-
-# --- Token formats: which prefixes start which rules ------------------------------------------
-
-_BY_PREFIX: dict[str, tuple[Rule, ...]] = {}
-for _rule in TOKEN_RULES:
-    for _prefix in _rule.prefixes:
-        _BY_PREFIX[_prefix] = (*_BY_PREFIX.get(_prefix, ()), _rule)
-del _rule, _prefix
-
-
-def _lengths_by_head() -> dict[str, tuple[int, ...]]:
-    """For each head (a prefix's first two characters), the lengths of the prefixes it starts,
-    longest first. A run is looked up at those lengths only, not at every length a prefix of
-    the table has: a run starting ``se`` or ``te`` (``secret_``, ``test_``) needs one or two."""
-    lengths: dict[str, set[int]] = {}
-    for prefix in _BY_PREFIX:
-        lengths.setdefault(prefix[:2], set()).add(len(prefix))
-    return {head: tuple(sorted(found, reverse=True)) for head, found in lengths.items()}
-
-
-_LENGTHS_BY_HEAD = _lengths_by_head()
-
-
-# --- Where the runs of token characters are ------------------------------------------------
-
-_TOKEN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
-_CLASSES = bytes(0x61 if i in _TOKEN_CHARS else 0x20 for i in range(256))
-
-# Every token format is looked for where a run of at least this many token characters starts.
-# (A format whose body may hold other characters, `=` or `+`, can start a shorter run; those
-# are not looked for.)
-_MIN_RUN = 12
-_RUN_NEEDLE = b" " + b"a" * _MIN_RUN
-
-
-def _classes(text: str) -> bytes:
-    """``text`` with a space in front, one byte per character: ``a`` for a token character
-    (``[A-Za-z0-9_.-]``), a space for any other, non-ASCII ones included.
-
-    A run of token characters of length ``n`` starting at ``text[i]`` is then ``b" " + b"a" * n``
-    at ``i``: `bytes.find` looks for that in C, skipping ahead by the needle's length, where a
-    regex looking for the run would stop at every character that ends a word. Encoding with
-    ``replace`` keeps one byte per character, a lone surrogate included.
-    """
-    return (" " + text).encode("ascii", "replace").translate(_CLASSES)
-
-
-# What :func:`_runs` finds: the starts of runs with a token prefix's head, and the long runs.
-_Runs = tuple[list[int], list[tuple[int, int]]]
-
 
 def _hide(secret: str) -> str:
     """The replacement for a secret: ``[REDACTED]``, keeping any placeholder already inside it.
@@ -278,20 +157,14 @@ def _apply(rule: Rule, text: str, lowered: str) -> tuple[str, int]:
     return "".join(pieces), count
 
 
-def _triggered(rule: Rule, lowered: str) -> bool:
-    """Whether one of ``rule``'s triggers occurs in ``lowered``: if none does, the pattern
-    cannot match."""
-    return any(map(lowered.__contains__, rule.triggers))  # no generator frame per trigger
-
-
 def _run_rules(
     rules: tuple[Rule, ...], text: str, lowered: str, tally: dict[str, int]
 ) -> tuple[str, int]:
     """Apply each of ``rules`` whose triggers occur in ``text`` (``lowered`` is its lowercase),
-    in order. Line rules come here only when their keys were found (see :data:`_SURE`)."""
+    in order. Line rules come here only when their keys were found (see :data:`SURE`)."""
     found = 0
     for rule in rules:
-        if rule.name not in _SURE and not _triggered(rule, lowered):
+        if rule.name not in SURE and not triggered(rule, lowered):
             continue
         text, count = _apply(rule, text, lowered)
         if count:
@@ -301,141 +174,20 @@ def _run_rules(
     return text, found
 
 
-def _runs(text: str) -> _Runs:
-    """The runs of at least :data:`_MIN_RUN` token characters of ``text`` worth a look: the
-    starts of those beginning with a token prefix's first two characters, where token formats
-    are tried; and the (start, end) of those long enough for a run-triggered rule
-    (``Rule.run``). One pass over the runs sorts them, so later passes see only these few."""
-    classes = _classes(text)
-    heads: list[int] = []
-    long: list[tuple[int, int]] = []
-    find, starts, needle, step = classes.find, classes.startswith, _RUN_NEEDLE, len(_RUN_NEEDLE)
-    known, least, longer = _LENGTHS_BY_HEAD, _RUN_LEAST, b" " + b"a" * _RUN_LEAST
-    at = find(needle)  # the space before a run, so the run starts at `at` in `text`
-    while at != -1:
-        if text[at : at + 2] in known:
-            heads.append(at)
-        if starts(longer, at):  # most runs are shorter: their end is not needed
-            end = find(b" ", at + least + 1)  # the run ends at `end - 1`
-            if end == -1:
-                long.append((at, len(text)))
-                break
-            long.append((at, end - 1))
-            at = find(needle, end)
-        else:
-            at = find(needle, at + step)
-    return heads, long
-
-
-def _followed(lowered: str, at: int, root: str) -> bool:
-    """Whether the root found at ``at`` can be part of a match: not followed by a letter, or by
-    one of the letters a rule's keyword continues with (``pass`` + ``word``). ``key`` in
-    ``monkeypatch`` and ``auth`` in ``Co-authored-by`` cannot be."""
-    after = at + len(root)
-    return lowered[after : after + 1] not in _LETTERS or lowered.startswith(
-        _CONTINUATIONS[root], after
-    )
-
-
-def _line_spans(lowered: str, runs: _Runs, found: set[str]) -> list[tuple[int, int]]:
-    """The (start, end) of every line of ``lowered`` a line rule could match, in order: the
-    lines holding a root of the line rules' triggers (one that can be part of a match, see
-    :func:`_followed`), and those whose long runs of token characters (``runs``, from
-    :func:`_runs`) hold a run-triggered rule's trigger. Adds to ``found`` the keys found (see
-    :func:`_keys`).
-
-    A substring test per root is the cheap part (a few ms per MB for all of them, where one
-    regex alternating between them costs four times as much); only the roots present are then
-    located, one line at a time.
-    """
-    starts: list[int] = []  # a position on each candidate line
-    find = lowered.find
-    for root in _COMMON_ROOTS:
-        at = find(root)
-        checked = root in _CONTINUATIONS
-        while at != -1:
-            if checked and not _followed(lowered, at, root):
-                at = find(root, at + 1)
-                continue
-            starts.append(at)
-            found.add(root)
-            end = find("\n", at)
-            if end == -1:
-                break
-            at = find(root, end)
-    if _RARE in lowered:
-        if lowered.count(_RARE) > _RARE_MOST:
-            for root, _ in _RARE_ROOTS:
-                at = find(root)
-                while at != -1:
-                    starts.append(at)
-                    found.add(root)
-                    at = find(root, at + 1)
-        else:
-            at = find(_RARE)
-            while at != -1:
-                for root, offset in _RARE_ROOTS:
-                    if at >= offset and lowered.startswith(root, at - offset):
-                        starts.append(at)
-                        found.add(root)
-                at = find(_RARE, at + 1)
-    for start, end in runs[1]:
-        run = lowered[start:end]
-        size = end - start
-        for least, trigger, name in _RUN_RULES:
-            if size >= least and trigger in run:
-                starts.append(start)
-                found.add(name)
-    if not starts:
-        return []
-    starts.sort()
-    rfind, spans = lowered.rfind, []
-    line_end = -1
-    for at in starts:
-        if at < line_end:  # the same line, found by another trigger
-            continue
-        line_end = find("\n", at)
-        if line_end == -1:
-            line_end = len(lowered)
-        spans.append((rfind("\n", 0, at) + 1, line_end))
-    return spans
-
-
-def _whole_rules(lowered: str) -> tuple[Rule, ...]:
-    """The whole-text rules that could match ``lowered``: a webhook rule only when its trigger
-    is in the host of one of the text's URLs, a URL rule only when there is a URL."""
-    hosts = []
-    find = lowered.find
-    at = find("://")
-    while at != -1:
-        start = at + 3
-        end = find("/", start, start + _HOST_LONGEST)
-        hosts.append(lowered[start : end if end != -1 else start + _HOST_LONGEST])
-        at = find("://", start)
-    if not hosts:
-        return tuple(rule for rule in _WHOLE_RULES if rule.name not in _IN_HOSTS | _URL_ONLY)
-    joined = "\n".join(hosts)  # a trigger across two hosts only runs a rule for nothing
-    found = {rule.name for rule in _HOST_RULES if any(map(joined.__contains__, rule.triggers))}
-    return tuple(rule for rule in _WHOLE_RULES if rule.name not in _IN_HOSTS or rule.name in found)
-
-
-def _context_pass(text: str, tally: dict[str, int], runs: _Runs) -> tuple[str, int]:
+def _context_pass(text: str, tally: dict[str, int], where: Scan) -> tuple[str, int]:
     """One pass of the context rules: whole-text rules, then line rules on the lines they could
-    match (``runs`` are :func:`_runs` of ``text``)."""
-    lowered = _lower(text)
-    text, found = _run_rules(_whole_rules(lowered), text, lowered, tally)
+    match (``where`` is :func:`.scan.scan` of ``text``)."""
+    text, found = _run_rules(whole_rules(where), text, where.lowered, tally)
     if found:
-        lowered = _lower(text)
-        runs = _runs(text)
-    keys: set[str] = set()
-    spans = _line_spans(lowered, runs, keys)
+        where = scan(text)
+    spans = line_spans(where.lowered, where.lines)
     if not spans:
         return text, found
-    rules = tuple(rule for rule, needs in _LINE_KEYS if not needs.isdisjoint(keys))
+    rules = tuple(rule for rule, needs in LINE_KEYS if not needs.isdisjoint(where.keys))
     if len(spans) == 1:
         start, end = spans[0]
         if start == 0 and end == len(text):
-            text, count = _run_rules(rules, text, lowered, tally)
+            text, count = _run_rules(rules, text, where.lowered, tally)
             return text, found + count
     # The candidate lines, joined, go through the rules once; no rule adds or removes a newline,
     # so the result splits back into the same lines.
@@ -453,17 +205,17 @@ def _context_pass(text: str, tally: dict[str, int], runs: _Runs) -> tuple[str, i
     return "".join(pieces), found + count
 
 
-def _token_pass(text: str, tally: dict[str, int], runs: _Runs) -> tuple[str, int]:
-    """One pass of the token formats over the runs of token characters (``runs``, from
-    :func:`_runs`): a run is tried against the formats whose prefix it starts with."""
+def _token_pass(text: str, tally: dict[str, int], heads: list[int]) -> tuple[str, int]:
+    """One pass of the token formats over ``heads`` (from :func:`.scan.scan`): a run is tried
+    against the formats whose prefix it starts with."""
     spans: list[tuple[int, int]] = []
     reached = 0
-    heads = _LENGTHS_BY_HEAD
-    for at in runs[0]:
+    lengths = LENGTHS_BY_HEAD
+    for at in heads:
         if at < reached:
             continue
-        for length in heads[text[at : at + 2]]:
-            rules = _BY_PREFIX.get(text[at : at + length])
+        for length in lengths[text[at : at + 2]]:
+            rules = BY_PREFIX.get(text[at : at + length])
             if rules is None:
                 continue
             for rule in rules:
@@ -492,16 +244,16 @@ def redact_tally(text: str) -> tuple[str, dict[str, int]]:
     """Return ``text`` with every secret replaced by ``[REDACTED]``, and how many secrets each
     rule replaced (by rule name; never the secrets themselves)."""
     tally: dict[str, int] = {}
-    runs = _runs(text)
+    where = scan(text)
     for _ in range(_MAX_PASSES):
-        text, context = _context_pass(text, tally, runs)
+        text, context = _context_pass(text, tally, where)
         if context:
-            runs = _runs(text)
-        text, tokens = _token_pass(text, tally, runs)
+            where = scan(text)
+        text, tokens = _token_pass(text, tally, where.heads)
         if not context + tokens:
             break
         if tokens:
-            runs = _runs(text)
+            where = scan(text)
     return text, tally
 
 
