@@ -35,6 +35,7 @@ question: it is as often asked of a commit ("when was that corrected?").
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from ..collectors.changelog import is_changelog, version_of
@@ -118,16 +119,17 @@ def is_release_section(c: _Candidate) -> bool:
 
 def lift_releases(candidates: list[C]) -> list[C]:
     """For a release question: its release sections lifted; best first again."""
-    for c in candidates:
-        if is_release_section(c):
-            c.score *= LIFT
-    return sorted(candidates, key=lambda c: c.score, reverse=True)
+    return _lifted(candidates, is_release_section)
 
 
 def lift_howto(candidates: list[C]) -> list[C]:
     """For a how-to question: its documentation sections (not release notes) lifted; best
     first again."""
+    return _lifted(candidates, lambda c: c.kind == "doc_section" and not is_release_section(c))
+
+
+def _lifted(candidates: list[C], wanted: Callable[[C], bool]) -> list[C]:
     for c in candidates:
-        if c.kind == "doc_section" and not is_release_section(c):
+        if wanted(c):
             c.score *= LIFT
     return sorted(candidates, key=lambda c: c.score, reverse=True)

@@ -45,14 +45,10 @@ async def drop_copies(db: Database, ranked: list[Candidate]) -> list[Candidate]:
     for a, b in pairs:
         same.setdefault(a, set()).add(b)
         same.setdefault(b, set()).add(a)
-    kept: list[Candidate] = []
     dropped: set[int] = set()
-    for c in sections:
-        if c.seq in dropped:
-            continue
+    for c in sections:  # best first: the first of each set of copies is kept
         copies = [o for o in sections if o.seq in same.get(c.seq, ())]
-        if copies:
+        if copies and c.seq not in dropped:
             dropped.update(o.seq for o in copies)
             c.meta = {**c.meta, "copies": [*c.meta.get("copies", []), *(o.ref for o in copies)]}
-        kept.append(c)
     return [c for c in ranked if c.seq not in dropped]

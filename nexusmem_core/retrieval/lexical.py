@@ -23,6 +23,7 @@ async def lexical_candidates(
     counts = await term_counts(db, query.terms) if query.terms else None
     words = await word_candidates(db, query.terms, pid, limit, as_of, counts)
     kept = counts.informative(query.terms) if query.undone and counts is not None else []
+    paired: set[str] = set()
     if kept:
         # The commits of revert pairs that hold the question's words, wherever BM25 placed
         # them among all rows: pair_reverts lifts them, so they must be candidates.
@@ -30,16 +31,16 @@ async def lexical_candidates(
         pairs = await linked_candidates(db, any_of(kept), REVERTS, pid, limit, as_of)
         words += [c for c in pairs if c.id not in seen]
         words.sort(key=lambda c: c.relevance, reverse=True)
+        paired = {c.id for c in pairs}
     if counts is not None and not query.cjk:
         await cover(db, query.terms, counts, words)
-    if kept and not query.cjk:
+    if paired and not query.cjk:
         # The pairs ranked among themselves are a list of their own, fused by rank with all
         # rows: a pair holding the one name the question turns on comes up beside the section
         # that holds that name and the question's other words. A lift of their BM25 could not
         # do it: such a section scores ten times the pair. Real set, revert questions (BM25
         # MRR@10): lift alone 0.546, fused 0.663; no other kind moved.
-        linked = {c.id for c in pairs}
-        among = [c for c in words if c.id in linked]
+        among = [c for c in words if c.id in paired]
         if among:
             words = rrf({"bm25": words, "pairs": among}, k)[:limit]
             for c in words:
