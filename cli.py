@@ -26,12 +26,12 @@ def run(command: Callable[..., Awaitable[int]], args: argparse.Namespace) -> int
     """Build settings, run ``command`` under anyio, turn expected failures into one line."""
     import anyio
 
-    from nexusmem_core.config import Settings
+    from nexusmem_core.config import settings_from_env
     from nexusmem_core.errors import NexusMemError
     from nexusmem_core.logging import configure_logging
 
     try:
-        settings = Settings.from_env()
+        settings = settings_from_env()
         configure_logging(settings.log_level)
         return anyio.run(command, settings, args)
     except NexusMemError as err:
@@ -561,14 +561,14 @@ def cmd_hook(args: argparse.Namespace) -> int:
     """install / remove / status of the shell hook, or (``hook git|git-post ...``) of a git
     hook. Synchronous and light: no event loop."""
     from nexusmem_core.collectors.shell import hooks
-    from nexusmem_core.config import Settings
+    from nexusmem_core.config import settings_from_env
 
     if args.action in ("git", "git-post"):
         return _git_hook(args)
     if args.git_action:
         print(f"error: unexpected {args.git_action!r} after `hook {args.action}`", file=sys.stderr)
         return 2
-    home = Settings.from_env().home
+    home = settings_from_env().home
     shell = args.shell or hooks.default_shell()
     if args.action == "install":
         result = hooks.install(shell, home)
@@ -606,13 +606,13 @@ def _warn(warnings: list[str]) -> None:
 def cmd_agent(args: argparse.Namespace) -> int:
     """install / remove / status of the Claude Code hooks. Synchronous and light: no event loop."""
     from nexusmem_core.collectors.agent import settings as claude
-    from nexusmem_core.config import Settings
+    from nexusmem_core.config import settings_from_env
 
     if args.action == "status":
-        _print_agent_status(claude.status(Settings.from_env().home, Path(args.C)), args.json)
+        _print_agent_status(claude.status(settings_from_env().home, Path(args.C)), args.json)
         return 0
     path = claude.project_file(Path(args.C)) if args.project else claude.user_file()
-    home = Settings.from_env().home
+    home = settings_from_env().home
     if args.action == "install":
         result = claude.install(path, project=args.project, home=home)
         if args.json:

@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .collectors.git import RepoInfo, main_checkout, read_repo
-from .config import ProjectConfig, Settings, dump_config, load_config
+from .config import load_config
 from .embed.ollama import OllamaEmbedder
 from .errors import NotInitialisedError, StoreError
 from .files import make_dir, replace_file
@@ -26,6 +26,9 @@ from .private import PRIVATE_DIR, PRIVATE_FILE, home_paths, tighten, workspace_p
 from .registry import ProjectEntry
 from .store.db import Database, open_database
 from .store.maintenance import Compaction, due, finish_due
+
+if TYPE_CHECKING:
+    from .config import ProjectConfig, Settings
 
 __all__ = ["Engine", "ensure_workspace", "memory_repo", "open_engine", "read_project"]
 
@@ -104,6 +107,8 @@ def ensure_workspace(root: Path) -> list[str]:
     if config.exists():
         load_config(config)
     else:
+        from .config.schema import ProjectConfig, dump_config  # only init writes the file
+
         replace_file(config, dump_config(ProjectConfig()), mode=PRIVATE_FILE)
         created.append(str(config))
     return created

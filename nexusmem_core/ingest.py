@@ -11,7 +11,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
@@ -22,9 +22,11 @@ from .collectors.git import Commit, RepoInfo, commit_signal, walk_commits
 from .collectors.shell import history, hooklog
 from .collectors.shell.nodes import hook_node, scraped_node
 from .collectors.shell.scope import inside, repository_roots
-from .config import ProjectConfig
 from .models import Node
 from .redact import redact_many
+
+if TYPE_CHECKING:
+    from .config import ProjectConfig
 
 __all__ = [
     "DocFile",

@@ -31,16 +31,18 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .chains import UnresolvedFailure, unresolved_failures
 from .collectors.git import git, read_repo
 from .collectors.shell.scope import repository_roots
-from .config import Settings
 from .engine import memory_repo, open_engine
 from .errors import ConfigError, StoreError
 from .paths import DB_FILE, workspace_dir
 from .store.db import Database
+
+if TYPE_CHECKING:
+    from .config import Settings
 
 __all__ = ["PrecheckReport", "PrecheckWarning", "precheck"]
 

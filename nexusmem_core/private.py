@@ -39,6 +39,7 @@ WORKSPACE_FILES = (
     "memory.db-shm",
     "memory.db-journal",
     "config.json",
+    "config.checked.json",
     ".gitignore",
     "sync.lock",
     BACKUP_DIR,
@@ -51,6 +52,7 @@ HOME_FILES = (
     "agent-drops.json",
     "hook.key",
     "projects.json",
+    "settings.checked.json",
     "agent",
 )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
@@ -14,7 +14,6 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from nexusmem_core import handlers
-from nexusmem_core.config import Settings
 from nexusmem_core.engine import open_engine
 from nexusmem_core.errors import NexusMemError
 from nexusmem_core.hygiene.forget import ForgetReport
@@ -23,6 +22,9 @@ from nexusmem_core.hygiene.stale import OpenSuggestions, StaleReport
 
 from .errors import said
 from .tools import READ_ONLY, WRITES, ProjectRoot, Roots, _engine, _text
+
+if TYPE_CHECKING:
+    from nexusmem_core.config import Settings
 
 __all__ = ["register_hygiene"]
 

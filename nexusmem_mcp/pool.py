@@ -10,14 +10,17 @@ import os
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
-from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine, read_project
 from nexusmem_core.errors import NotInitialisedError, StoreError
 from nexusmem_core.files import obstacle
 from nexusmem_core.paths import DB_FILE, workspace_dir
+
+if TYPE_CHECKING:
+    from nexusmem_core.config import Settings
 
 __all__ = ["AppContext", "EnginePool"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -16,12 +16,15 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
-from nexusmem_core.config import Settings
+from nexusmem_core.config import settings_from_env
 from nexusmem_core.errors import NexusMemError
 from nexusmem_core.logging import configure_logging
 
 from .errors import refused, said
 from .pool import AppContext, EnginePool
+
+if TYPE_CHECKING:
+    from nexusmem_core.config import Settings
 
 __all__ = ["AppContext", "EnginePool", "NexusMemServer", "build_server", "main", "serve"]
 
@@ -99,5 +102,5 @@ async def serve(settings: Settings) -> None:
 
 
 def main() -> None:
-    settings = Settings.from_env()
+    settings = settings_from_env()
     anyio.run(serve, settings)

@@ -14,7 +14,6 @@ from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotati
 from pydantic import BaseModel, Field, WithJsonSchema
 
 from nexusmem_core import handlers
-from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.errors import NexusMemError
 from nexusmem_core.models import NODE_KINDS, SearchResponse, Status, SyncReport
@@ -24,6 +23,8 @@ from .errors import said
 from .roots import inside_roots, project_path
 
 if TYPE_CHECKING:
+    from nexusmem_core.config import Settings
+
     from .pool import AppContext
 
 __all__ = ["register"]

@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..config import Settings
 from ..engine import Engine
 
 if TYPE_CHECKING:
+    from ..config import Settings
     from ..hygiene.forget import ExportReport, ForgetReport, ImportReport
     from ..hygiene.prune import PruneReport
     from ..hygiene.review import MarkStaleResult, ReviewResult

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..collectors.git import RepoInfo
-from ..config import ProjectConfig, Settings
 from ..engine import Engine
 from ..errors import UsageError
 from ..retrieval.pack import preview_row
 
 if TYPE_CHECKING:
     from ..collectors.session.scan import SessionScan
+    from ..config import ProjectConfig, Settings
 
 
 async def scan(

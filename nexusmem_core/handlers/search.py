@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config import Settings
 from ..engine import Engine
 from ..errors import UsageError
 from ..models import NODE_KINDS, SearchResponse
@@ -16,6 +15,9 @@ from ..render import format_date
 from ..retrieval.pack import display_title
 from ..store.fts import Candidate
 from ..store.nodes import NODE_COLUMNS
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 
 async def search(

@@ -34,11 +34,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
-from ..config import Settings
 from ..engine import Engine, open_engine
 from ..errors import NexusMemError
 from ..models import Node
@@ -49,6 +48,9 @@ from ..store.db import Database, open_database
 from ..store.maintenance import Compaction, backup, compact, mark_due
 from ..store.nodes import decode_meta, get_cursor, set_cursor
 from .scrub_logs import LOGS, LogRemap, LogScrub, scrub_log
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 __all__ = ["TABLE_CURSOR", "DatabaseScrub", "ScrubReport", "note_table_change", "scrub"]
 

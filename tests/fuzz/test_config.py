@@ -17,7 +17,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from nexusmem_core.collectors.agent.settings import file_status
-from nexusmem_core.config import ProjectConfig, dump_config, load_config
+from nexusmem_core.config import ProjectConfig, dump_config, load_config, schema
 from nexusmem_core.errors import ConfigError, UsageError
 from nexusmem_core.hygiene.deny import regex_entry
 from nexusmem_core.hygiene.forget import _parse as parse_deny_list
@@ -107,9 +107,12 @@ def check_config(data: bytes, store: Store) -> None:
         except ConfigError as err:
             _one_line(str(err), path)
             return
-    assert isinstance(config, ProjectConfig)
-    path.write_text(dump_config(config))
-    assert load_config(path) == config  # what init writes reads back the same
+    validated = schema.load_config(path)  # without the snapshot
+    assert isinstance(validated, ProjectConfig)
+    assert config == validated  # the snapshot's view holds what the schema made of the file
+    assert load_config(path) == validated  # and so does its second read, from the snapshot
+    path.write_text(dump_config(validated))
+    assert load_config(path) == validated  # what init writes reads back the same
 
 
 def check_registry(data: bytes, store: Store) -> None:

@@ -24,11 +24,10 @@ import time
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
-from ...config import ConversationSource, ProjectConfig, Settings
 from ...engine import Engine
 from ...logging import get_logger
 from ...models import Node, SyncReport, Writer
@@ -42,6 +41,9 @@ from .codex import codex_files, parse_codex
 from .paths import RepoPaths
 from .transcript import Transcript, storable
 from .turns import KIND, Built, turn_nodes
+
+if TYPE_CHECKING:
+    from ...config import ConversationSource, ProjectConfig, Settings
 
 __all__ = ["CLAUDE", "CODEX", "Preview", "preview", "sync_conversations"]
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...config import ProjectConfig
 from ...engine import Engine
 from ...logging import get_logger
 from ...models import Node, SyncReport, Writer
@@ -21,6 +20,9 @@ from .fetch import Cursor, Fetched, fetch_threads
 from .gh import github_repo
 from .links import link_threads
 from .nodes import Unreadable, thread_node
+
+if TYPE_CHECKING:
+    from ...config import ProjectConfig
 
 __all__ = ["CURSOR", "Preview", "preview_github", "sync_github"]
 

@@ -1,4 +1,5 @@
-"""Settings from the environment, and the per-repository ``config.json``, with pydantic-settings.
+"""The schema of the settings from the environment and of the per-repository ``config.json``,
+with pydantic-settings.
 
 ``Settings`` is the process's: the ``NEXUSMEM_*`` variables (and the few other tools' own
 names NexusMem honours: ``OLLAMA_HOST``, ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``), built once in
@@ -9,10 +10,11 @@ nested sections, camelCase on disk. Both are validated once; what does not valid
 pydantic's own text, its URL or a traceback), and a file that does not validate is never
 rewritten.
 
-The hot paths stay off pydantic: the shell recorder and the agent hooks read the two or three
-environment values they need directly (tests/collectors/*/test_hook*.py check that they import
-no pydantic). Importing pydantic-settings costs ~0.25 s of a CLI command's start-up on this
-machine; the MCP server imports pydantic through the SDK anyway.
+This module is the schema; commands get its values through :mod:`.snapshot`, which imports
+it only when the environment or the file changed since they were last validated. Importing
+pydantic-settings costs ~0.25 s of a CLI command's start-up on this machine. The shell recorder
+and the agent hooks read the two or three environment values they need directly
+(tests/collectors/*/test_hook*.py check that they import no pydantic).
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from .errors import ConfigError
-from .paths import default_home
+from ..errors import ConfigError
+from ..paths import default_home
+from .defaults import DEFAULT_DOC_EXTENSIONS
 
 __all__ = [
     "DEFAULT_DOC_EXTENSIONS",
@@ -47,7 +50,6 @@ __all__ = [
     "load_config",
 ]
 
-DEFAULT_DOC_EXTENSIONS = (".md", ".markdown", ".rst")
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 

@@ -1,0 +1,185 @@
+"""Validated once, read back cheaply: the settings and a repository's config without pydantic.
+
+Importing pydantic-settings takes ~0.25 s, more than the rest of a no-op ``nexusmem sync`` or
+a ``nexusmem query`` together, and both validate the same environment and the same
+``config.json`` every time. So :mod:`.schema` validates them once and the values it produced
+are kept beside their inputs (``settings.checked.json`` in the home, ``config.checked.json``
+next to the repository's config). A later command whose inputs are the same (the variables
+the schema reads, the file's text, the schema file's size and mtime) reads the values back
+from that JSON as a :class:`Frozen` view and never imports pydantic. Any other
+input, or a snapshot that cannot be read, goes through the schema again: its errors are the
+schema's, and a value that does not validate is never written down.
+
+The snapshot is a cache, never a source: deleting it costs one validation.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..private import PRIVATE_FILE
+
+if TYPE_CHECKING:
+    from .schema import ProjectConfig, Settings
+
+__all__ = ["Frozen", "load_config", "settings_from_env"]
+
+FORMAT = 1
+SETTINGS_SNAPSHOT = "settings.checked.json"
+CONFIG_SNAPSHOT = "config.checked.json"
+_SCHEMA = Path(__file__).with_name("schema.py")
+# Besides NEXUSMEM_*: the other tools' names the schema honours, and what the home defaults on.
+_OTHERS = frozenset({"ollama_host", "claude_config_dir", "codex_home"})
+_HOMES = ("HOME", "USERPROFILE", "HOMEDRIVE", "HOMEPATH")
+
+
+class Frozen:
+    """A validated model's values, read-only: attributes, nested sections, ``model_copy`` and
+    ``model_dump`` as the pydantic model has them, equal to it when the values are."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        object.__setattr__(self, "_values", dict(values))
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{name}: settings are frozen; use model_copy(update=...)")
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Frozen:
+        unknown = set(update or ()) - set(self._values)
+        if unknown:
+            raise AttributeError(f"no such setting: {', '.join(sorted(unknown))}")
+        return Frozen({**self._values, **(update or {})})
+
+    def model_dump(self) -> dict[str, Any]:
+        return {
+            name: value.model_dump() if isinstance(value, Frozen) else value
+            for name, value in self._values.items()
+        }
+
+    def __eq__(self, other: object) -> bool:
+        dump = getattr(other, "model_dump", None)
+        return callable(dump) and self.model_dump() == dump()
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._values.items()))
+
+    def __repr__(self) -> str:
+        return f"Frozen({', '.join(f'{k}={v!r}' for k, v in self._values.items())})"
+
+
+def settings_from_env(environ: Mapping[str, str] | None = None) -> Settings:
+    """``Settings.from_env(environ)``, from its snapshot when the variables it reads are the
+    ones it was validated with. The snapshot lives in the home those variables name."""
+    env = os.environ if environ is None else environ
+    inputs = {
+        "mapping": environ is not None,  # a mapping is read case-sensitively, os.environ not
+        "variables": sorted(
+            (name, value)
+            for name, value in env.items()
+            if name.lower().startswith("nexusmem_") or name.lower() in _OTHERS or name in _HOMES
+        ),
+        # The defaults (~/.nexusmem, ~/.claude) follow the process's home whatever was passed.
+        "home": os.path.expanduser("~"),
+    }
+    home = env.get("NEXUSMEM_HOME") or os.path.join(os.path.expanduser("~"), ".nexusmem")
+
+    def validate() -> Any:
+        from .schema import Settings
+
+        return Settings.from_env(None if environ is None else dict(environ))
+
+    return _checked(Path(os.path.expanduser(home)) / SETTINGS_SNAPSHOT, inputs, validate)
+
+
+def load_config(path: Path) -> ProjectConfig:
+    """``schema.load_config(path)``, from its snapshot when the file holds the text it was
+    validated from (a missing file means the defaults, and is an input like any other). The
+    text itself is the key, not the file's times: two writes within one clock tick differ."""
+
+    def validate() -> Any:
+        from .schema import load_config
+
+        return load_config(path)
+
+    try:
+        text: str | None = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        text = None
+    except (OSError, UnicodeDecodeError):
+        return validate()  # unreadable: the schema says so, in its words
+    return _checked(path.with_name(CONFIG_SNAPSHOT), text, validate)
+
+
+def _checked(snapshot: Path, inputs: Any, validate: Callable[[], Any]) -> Any:
+    """The values ``validate`` gives for ``inputs``: from ``snapshot`` if it holds them, else
+    validated now and written down (when the folder exists and can be written)."""
+    key = json.loads(json.dumps([FORMAT, _schema_stamp(), inputs]))  # as JSON gives it back
+    try:
+        kept = json.loads(snapshot.read_bytes())
+        if kept["key"] == key:
+            return _thaw(kept["values"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # no snapshot yet, or a damaged one: validate
+    values = _freeze(validate().model_dump())
+    if key[1] is not None:
+        _write(snapshot, {"key": key, "values": values})
+    return _thaw(values)
+
+
+def _schema_stamp() -> list[int] | None:
+    """Which schema validated a snapshot: a changed default or field invalidates it."""
+    try:
+        st = os.stat(_SCHEMA)
+    except OSError:
+        return None  # no file to stamp (a zip import): validate every time
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _freeze(value: Any) -> Any:
+    """A model dump as JSON: sections stay objects, paths are tagged, tuples become lists."""
+    if isinstance(value, dict):
+        return {name: _freeze(item) for name, item in value.items()}
+    if isinstance(value, Path):
+        return {"$path": str(value)}
+    if isinstance(value, (list, tuple)):
+        return [_freeze(item) for item in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise TypeError(f"a setting of type {type(value).__name__} has no snapshot form")
+
+
+def _thaw(value: Any) -> Any:
+    if isinstance(value, dict):
+        if value.keys() == {"$path"}:
+            return Path(value["$path"])
+        return Frozen({name: _thaw(item) for name, item in value.items()})
+    if isinstance(value, list):
+        return tuple(_thaw(item) for item in value)
+    return value
+
+
+def _write(snapshot: Path, document: dict[str, Any]) -> None:
+    """Replace ``snapshot`` whole (0600, like everything NexusMem keeps): a reader sees the
+    old file or the new one. Best effort: a folder that is missing or read-only keeps none."""
+    temporary = snapshot.with_name(f".{snapshot.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(document, out)
+        os.replace(temporary, snapshot)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
