@@ -202,11 +202,12 @@ async def _ingest(
         full = cursor is None or not await is_ancestor(repo.root, cursor, repo.head)
         report.full_walk = full
         rev = repo.head if full else f"{cursor}..{repo.head}"
-        if sources.git.enabled:
+        moved = full or cursor != repo.head  # else there is no commit to walk: no git log
+        if sources.git.enabled and moved:
             report.commits = await _sync_commits(
                 engine, rev, since, touched, report, progress, deny
             )
-        if sources.diff.enabled:
+        if sources.diff.enabled and moved:
             limit = ["-n", str(sources.diff.max_commits)] if full else []
             since_args = [f"--since={since}"] if since else []
             report.diffs = await _sync_diffs(engine, [*limit, *since_args, rev], progress, deny)

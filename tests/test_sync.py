@@ -281,3 +281,27 @@ async def test_a_since_sync_after_a_plain_one_does_not_skip_what_came_between(
     assert later.commits == 1  # the fix the --since sync passed over
     again = await handlers.sync(engine, embed=False)
     assert (again.commits, again.diffs) == (0, 0)
+
+
+def test_a_sync_with_nothing_new_runs_no_git_log(repo: Repo, tmp_path: Path):
+    """Every git run costs a no-op sync a process start: with HEAD where the cursor is, the
+    commit and diff walks are not run at all, and each git question is asked once."""
+    from .conftest import run_cli
+
+    assert run_cli("init", cwd=repo.path).returncode == 0
+    assert run_cli("sync", cwd=repo.path).returncode == 0
+    trace = tmp_path / "git-trace"
+
+    def runs() -> list[str]:
+        trace.unlink(missing_ok=True)
+        done = run_cli("sync", cwd=repo.path, env={"GIT_TRACE": str(trace)})
+        assert done.returncode == 0, done.stderr
+        lines = trace.read_text().splitlines()
+        return [line.split("built-in: git ", 1)[1] for line in lines if "built-in: git " in line]
+
+    idle = runs()
+    assert not [run for run in idle if run.startswith(("log", "merge-base"))], idle
+    assert len(idle) <= 6, idle  # repo (twice: opened, then under the write lock), docs, tree
+    repo.commit("fix: one more", {"src/more.py": "x = 1\n"})
+    walked = runs()
+    assert [run for run in walked if run.startswith("log")], walked  # a new commit is walked

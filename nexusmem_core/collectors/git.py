@@ -183,10 +183,19 @@ async def toplevel(path: Path) -> Path:
 
 
 async def read_repo(path: Path) -> RepoInfo:
-    """Resolve the work tree containing ``path``, its origin and HEAD."""
-    root = await toplevel(path)
+    """Resolve the work tree containing ``path``, its origin and HEAD (two git runs: every
+    command pays for them, a no-op sync twice)."""
+    check_path(path, "the repository path")
+    if not path.exists():
+        raise NotAGitRepositoryError(f"{path} does not exist")
+    args = ("rev-parse", "--show-toplevel", "--verify", "-q", "HEAD^{commit}")
+    result = await _run(path, list(args))
+    lines = result.stdout.decode("utf-8", "replace").splitlines()
+    # Exit 1 with the top alone: a repository with no commits yet.
+    if result.returncode not in (0, 1) or not lines:
+        raise _failed(path, args, result.returncode, result.stderr.decode("utf-8", "replace"))
+    root, head = Path(lines[0]), lines[1].strip() if result.returncode == 0 else ""
     origin = (await git(root, "config", "--get", "remote.origin.url", check=False)).strip()
-    head = (await git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)).strip()
     # A remote URL can carry a credential (https://user:token@host/...): it is stored, so it is
     # redacted; the project id drops the user part anyway.
     from ..redact import redact
@@ -207,6 +216,8 @@ async def main_checkout(root: Path) -> Path | None:
 
 async def is_ancestor(root: Path, older: str, newer: str) -> bool:
     """True when ``older`` is still reachable from ``newer`` (false after a rebase)."""
+    if older == newer:
+        return True
     result = await _run(root, ["merge-base", "--is-ancestor", older, newer])
     return bool(result.returncode == 0)
 

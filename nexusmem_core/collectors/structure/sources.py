@@ -86,14 +86,18 @@ class Listing:
 async def list_tree(root: Path, skip_globs: tuple[str, ...] = ()) -> Listing:
     """List the repository's files and stat the sources; read no content yet."""
     started = time.time_ns()
-    listed = await git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    deleted = await git(root, "ls-files", "-z", "--deleted")
-    gone = set(deleted.split("\x00"))
+    # One run, each path tagged: "H " tracked, "? " untracked, "R " tracked but deleted from
+    # the work tree (listed as tracked too), "S " skip-worktree, "M " unmerged.
+    listed = await git(
+        root, "ls-files", "-z", "-t", "--cached", "--others", "--deleted", "--exclude-standard"
+    )
+    entries = [entry for entry in listed.split("\x00") if len(entry) > 2]
+    gone = {entry[2:] for entry in entries if entry[0] == "R"}
     paths = sorted(
         {
             p
-            for p in listed.split("\x00")
-            if p and p not in gone and not is_skipped_path(p, skip_globs)
+            for p in (entry[2:] for entry in entries)
+            if p not in gone and not is_skipped_path(p, skip_globs)
         }
     )
     h = hashlib.sha256("\x00".join(paths).encode("utf-8", "surrogateescape"))
