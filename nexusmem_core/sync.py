@@ -7,22 +7,19 @@ import os
 import re
 import time
 from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
 
 import anyio
 
-from . import chains, ingest
+from . import ingest
 from .collectors.agent.nodes import agent_node
 from .collectors.git import is_ancestor, read_repo
 from .collectors.shell import hooklog
 from .collectors.shell.history import PARSERS, LastRead
-from .config import ProjectConfig
 from .embed import EmbedTimeoutError, EmbedUnavailableError
-from .embed.ollama import OllamaEmbedder
 from .engine import Engine
 from .errors import FileAccessError, UsageError
-from .hygiene.contradictions import check_during_sync
 from .hygiene.deny import DenyFilter
-from .hygiene.review import keep_judgements, restore_judgements
 from .hygiene.scrub import note_table_change
 from .hygiene.unreachable import CURSOR as UNREACHABLE_CURSOR
 from .hygiene.unreachable import prune_unreachable
@@ -34,6 +31,10 @@ from .store import sketches, vectors, wordtops
 from .store.db import DB_ERRORS, Database
 from .store.fts import deferred_index
 from .store.nodes import delete_nodes, get_cursor, set_cursor, upsert_nodes, upsert_project
+
+if TYPE_CHECKING:
+    from .config import ProjectConfig
+    from .embed.ollama import OllamaEmbedder
 
 __all__ = ["Progress", "embed_pending", "git_since", "sync"]
 
@@ -111,7 +112,11 @@ async def sync(
         await upsert_project(db, pid, repo.name, str(repo.root), repo.origin)
         # People's judgements (review, mark-stale) outlive a rebuild: node ids are derived
         # from what a node is, so the re-ingested node gets its judgement back.
-        judged = await keep_judgements(db, pid) if rebuild else None
+        judged = None
+        if rebuild:
+            from .hygiene.review import keep_judgements
+
+            judged = await keep_judgements(db, pid)
         kept: dict[str, int] = {}
         if rebuild:
             # So do the record times: `query --as-of` must still see what was recorded when.
@@ -137,10 +142,14 @@ async def sync(
         turns = report.conversation or kept.get("conversation")
         auto = engine.config.sources.agent.link_failures and (report.agent or turns)
         if link_failures or auto:
-            links = await chains.link_failures(db, pid)
+            from .chains import link_failures as link
+
+            links = await link(db, pid)
             report.failures_examined = links.examined
             report.linked_retry, report.linked_discussion = links.retry, links.discussion
         if judged is not None:
+            from .hygiene.review import restore_judgements
+
             await restore_judgements(db, judged)
             await db.execute(
                 "update nodes set created_at = (select r.created_at from temp.recorded r "
@@ -182,6 +191,8 @@ async def sync(
         await summarize_sessions(engine, report)
     if embed:
         await embed_pending(engine, report, embed_limit, progress)
+        from .hygiene.contradictions import check_during_sync
+
         await check_during_sync(engine, report)  # a few judgements, when Ollama is there
     report.seconds = round(time.perf_counter() - started, 3)
     return report

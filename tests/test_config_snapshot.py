@@ -75,7 +75,7 @@ def test_an_invalid_config_is_never_snapshotted_nor_rewritten(tmp_path: Path):
     before = kept.read_bytes()
     path.write_text('{"retrieval": {"budget": "lots"}}')
     for _ in range(2):  # the good snapshot does not mask the bad file, read after read
-        with pytest.raises(ConfigError, match="'retrieval.budget': must be a whole number"):
+        with pytest.raises(ConfigError, match=r"'retrieval\.budget': must be a whole number"):
             load_config(path)
     assert path.read_text() == '{"retrieval": {"budget": "lots"}}'
     assert kept.read_bytes() == before

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-import urllib.error
-import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -24,6 +22,9 @@ class OllamaHTTPError(Exception):
 
 def post_json(host: str, path: str, body: dict[str, Any], timeout: float) -> Any:
     """POST ``body`` to ``host`` + ``path``; the decoded JSON reply, or OllamaHTTPError."""
+    import urllib.error  # ~35 ms with http.client and email: only a call that posts pays it
+    import urllib.request
+
     url = urlsplit(host if "://" in host else f"http://{host}")
     request = urllib.request.Request(
         f"{url.scheme}://{url.netloc}{path}",

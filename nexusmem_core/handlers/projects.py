@@ -6,16 +6,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config import Settings
 from ..engine import Engine, ensure_workspace, open_engine, read_project
 from ..errors import UsageError
 from ..models import SyncReport
 from ..paths import DB_FILE, workspace_dir
-from ..precheck import PrecheckReport
 from ..registry import check_entry, load_registry, register_project, remove_projects
 from ..store.nodes import upsert_project
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..precheck import PrecheckReport
 
 
 async def sync(engine: Engine, *, auto: bool = False, **options: Any) -> SyncReport:

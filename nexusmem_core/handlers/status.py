@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 
-from ..chains import chain_counts
 from ..collectors.git import read_repo
 from ..engine import Engine
 from ..files import obstacle
@@ -30,6 +29,8 @@ async def status(engine: Engine) -> Status:
     ) or (None, None)
     (version,) = await db.fetchone("select max(version) from schema_migrations") or (0,)
     vector, embedded = await _vector_status(engine)
+    from ..chains import chain_counts  # the status command's alone: not on every import
+
     chains = await chain_counts(db, pid)
     sessions = await db.fetchall(
         "select state, count(*) from sessions where project_id = ? group by state", (pid,)

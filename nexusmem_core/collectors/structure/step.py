@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
@@ -25,8 +26,10 @@ from ...models import SyncReport
 from ...redact import redact
 from ...store.db import Database
 from ...store.nodes import get_cursor, set_cursor
-from .graph import Cache, Edge, build_graph
 from .sources import list_tree
+
+if TYPE_CHECKING:
+    from .graph import Cache, Edge
 
 __all__ = ["CURSOR", "FILES_CURSOR", "VERSION", "sync_structure"]
 
@@ -45,6 +48,8 @@ async def sync_structure(engine: Engine, report: SyncReport) -> None:
     deny_key = denied.hexdigest()
     digest = hashlib.sha256(f"{VERSION}\x00{listing.digest}\x00{skip!r}\x00{deny_key}".encode())
     if await get_cursor(db, pid, CURSOR) != digest.hexdigest():
+        from .graph import build_graph
+
         old, checked = await _load_cache(db, pid)
         graph, cache = await anyio.to_thread.run_sync(build_graph, listing, dict(old))
         deny = DenyFilter(entries)

@@ -1,0 +1,63 @@
+"""What a command pays for before it does anything: the modules a sync with nothing new and a
+query import, seen from outside (``python -X importtime`` on the console script). Each module
+here costs every such command its import; they are loaded when their work is there."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from .conftest import NEXUSMEM, Repo, run_cli
+
+
+def _imported(repo: Repo, *args: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", NEXUSMEM, *args],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+# Loaded only for the work that needs them: a graph to build, a rebuild's judgements, failures
+# to link (a query follows chains, a sync links them), a commit to check, an HTTP request to
+# Ollama, the ollama client, the schema (see test_config_snapshot.py).
+_DEFERRED = {
+    "nexusmem_core.collectors.structure.graph",
+    "nexusmem_core.collectors.structure.python",
+    "nexusmem_core.precheck",
+    "urllib.request",
+    "ollama",
+    "pydantic",
+}
+
+
+def test_a_sync_with_nothing_new_imports_only_what_it_runs(repo: Repo):
+    assert run_cli("init", cwd=repo.path).returncode == 0
+    assert run_cli("sync", cwd=repo.path).returncode == 0
+    loaded = _imported(repo, "sync")
+    assert "nexusmem_core.sync" in loaded  # the measurement sees our modules at all
+    assert not loaded & (_DEFERRED | {"nexusmem_core.chains"}), loaded & _DEFERRED
+
+
+def test_a_changed_tree_builds_its_graph(repo: Repo):
+    assert run_cli("init", cwd=repo.path).returncode == 0
+    assert run_cli("sync", cwd=repo.path).returncode == 0
+    repo.write("src/new.py", "from src import retry\n")
+    assert "nexusmem_core.collectors.structure.graph" in _imported(repo, "sync")
+
+
+def test_a_query_imports_no_writer(repo: Repo):
+    assert run_cli("init", cwd=repo.path).returncode == 0
+    assert run_cli("sync", cwd=repo.path).returncode == 0
+    loaded = _imported(repo, "query", "retry budget")
+    assert "nexusmem_core.retrieval.search" in loaded
+    writers = {"nexusmem_core.sync", "nexusmem_core.ingest", "nexusmem_core.collectors.diffs"}
+    assert not loaded & (_DEFERRED | writers), loaded & (_DEFERRED | writers)
