@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property
 from typing import Any, Literal, get_args
 
@@ -115,7 +115,16 @@ class SearchResult:
     copies: list[str] = field(default_factory=list)  # other sections with the same text
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Flat fields: a shallow copy with the lists copied is what asdict gives, without its
+        # recursive deep copy of every value (~1 ms of a 30-result response, per search).
+        return {
+            name: list(value) if isinstance(value, list) else value
+            for name in _RESULT_FIELDS
+            for value in (getattr(self, name),)
+        }
+
+
+_RESULT_FIELDS = tuple(f.name for f in fields(SearchResult))
 
 
 @dataclass
@@ -131,7 +140,17 @@ class SearchResponse:
     vector: str = "off"  # "used", "off", or why it was skipped
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "query": self.query,
+            "budget": self.budget,
+            "tokens_used": self.tokens_used,
+            "matched": self.matched,
+            "results": [result.to_dict() for result in self.results],
+            "all_projects": self.all_projects,
+            "projects": list(self.projects),
+            "skipped": list(self.skipped),
+            "vector": self.vector,
+        }
 
 
 @dataclass

@@ -3,9 +3,11 @@ comes with what it undid, and a row holding more of the question ranks first."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
-from nexusmem_core.engine import open_engine
+from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.render import render_search
 from nexusmem_core.retrieval.query import parse_query
 
@@ -377,3 +379,15 @@ async def test_a_how_to_question_finds_the_section_before_the_commit(settings: S
         await cm.__aexit__(None, None, None)
     assert plain.results[0].ref == commit  # the words alone: the commit says it shortest
     assert asked.results[0].ref == "docs/retries.md#Retrying uploads"
+
+
+async def test_a_response_as_a_dict_is_what_asdict_makes_of_it(engine: Engine):
+    """to_dict is written out for speed: it must stay what dataclasses.asdict gives, every
+    field included, the lists copies (a caller may edit what it got)."""
+    await handlers.sync(engine, embed=False)
+    response = await handlers.search(engine, "retry budget timeouts")
+    assert response.results
+    out = response.to_dict()
+    assert out == dataclasses.asdict(response)
+    out["results"][0]["arms"].append("edited")
+    assert "edited" not in response.results[0].arms
