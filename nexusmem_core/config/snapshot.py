@@ -5,8 +5,8 @@ a ``nexusmem query`` together, and both validate the same environment and the sa
 ``config.json`` every time. So :mod:`.schema` validates them once and the values it produced
 are kept beside their inputs (``settings.checked.json`` in the home, ``config.checked.json``
 next to the repository's config). A later command whose inputs are the same (the variables
-the schema reads, the file's text, the schema file's size and mtime) reads the values back
-from that JSON as a :class:`Frozen` view and never imports pydantic. Any other
+the schema reads, the file's text, the sizes and mtimes of the schema's files) reads the
+values back from that JSON as a :class:`Frozen` view and never imports pydantic. Any other
 input, or a snapshot that cannot be read, goes through the schema again: its errors are the
 schema's, and a value that does not validate is never written down.
 
@@ -33,7 +33,11 @@ __all__ = ["Frozen", "load_config", "settings_from_env"]
 FORMAT = 1
 SETTINGS_SNAPSHOT = "settings.checked.json"
 CONFIG_SNAPSHOT = "config.checked.json"
-_SCHEMA = Path(__file__).with_name("schema.py")
+# What the values are computed by: the schema, its defaults (config/defaults.py) and the home
+# it defaults to (paths.py). An upgrade that changes any of them invalidates every snapshot.
+_SCHEMA = tuple(
+    Path(__file__).parent / name for name in ("schema.py", "defaults.py", "../paths.py")
+)
 # Besides NEXUSMEM_*: the other tools' names the schema honours, and what the home defaults on.
 _OTHERS = frozenset({"ollama_host", "claude_config_dir", "codex_home"})
 _HOMES = ("HOME", "USERPROFILE", "HOMEDRIVE", "HOMEPATH")
@@ -141,11 +145,14 @@ def _checked(snapshot: Path, inputs: Any, validate: Callable[[], Any]) -> Any:
 
 def _schema_stamp() -> list[int] | None:
     """Which schema validated a snapshot: a changed default or field invalidates it."""
-    try:
-        st = os.stat(_SCHEMA)
-    except OSError:
-        return None  # no file to stamp (a zip import): validate every time
-    return [st.st_size, st.st_mtime_ns]
+    stamp = []
+    for source in _SCHEMA:
+        try:
+            st = os.stat(source)
+        except OSError:
+            return None  # no file to stamp (a zip import): validate every time
+        stamp += [st.st_size, st.st_mtime_ns]
+    return stamp
 
 
 def _freeze(value: Any) -> Any:
