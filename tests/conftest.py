@@ -143,6 +143,24 @@ def run_cli(
     )
 
 
+def modules_imported_by(cwd: Path, *args: str) -> set[str]:
+    """Every module a ``nexusmem`` command run in ``cwd`` imported, from its ``-X importtime``
+    lines: what a command pays for before and while it works, seen from outside."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", NEXUSMEM, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
 def modules_loaded_by(module: str) -> set[str]:
     """Every module a fresh ``python -S`` has loaded after importing ``module``: what a hook's
     start-up pays for on every command."""

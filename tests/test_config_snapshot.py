@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,7 @@ from nexusmem_core.config import Frozen, ProjectConfig, load_config, schema, set
 from nexusmem_core.config import snapshot as snap
 from nexusmem_core.errors import ConfigError
 
-from .conftest import NEXUSMEM, Repo, run_cli
+from .conftest import Repo, modules_imported_by, run_cli
 
 
 def _config(tmp_path: Path, data: object) -> Path:
@@ -174,16 +172,8 @@ def test_a_command_whose_inputs_are_unchanged_does_not_import_pydantic(repo: Rep
     for pydantic), the next ones do not."""
     assert run_cli("init", cwd=repo.path).returncode == 0
 
-    def imports(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-X", "importtime", NEXUSMEM, *args],
-            cwd=repo.path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        return done.stderr
+    def imports(*args: str) -> set[str]:
+        return modules_imported_by(repo.path, *args)
 
     (repo.path / ".nexusmem" / snap.CONFIG_SNAPSHOT).unlink(missing_ok=True)
     assert "pydantic" in imports("sync")  # no config snapshot yet: validated

@@ -4,26 +4,11 @@ here costs every such command its import; they are loaded when their work is the
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from .conftest import NEXUSMEM, Repo, run_cli
+from .conftest import Repo, modules_imported_by, run_cli
 
 
 def _imported(repo: Repo, *args: str) -> set[str]:
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", NEXUSMEM, *args],
-        cwd=repo.path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return {
-        line.rsplit("|", 1)[1].strip()
-        for line in done.stderr.splitlines()
-        if line.startswith("import time:") and "|" in line
-    }
+    return modules_imported_by(repo.path, *args)
 
 
 # Loaded only for the work that needs them: a graph to build, a rebuild's judgements, failures
