@@ -174,20 +174,23 @@ async def git_stream(cwd: Path, *args: str) -> AsyncIterator[bytes]:
         raise GitError(f"git {args[0]} failed in {cwd}: {first[0] if first else code}")
 
 
-async def toplevel(path: Path) -> Path:
-    """The top of the work tree containing ``path``; NotAGitRepositoryError if there is none."""
+def _check_repository_path(path: Path) -> None:
+    """A path given as a repository is readable text and exists, before git is asked."""
     check_path(path, "the repository path")
     if not path.exists():
         raise NotAGitRepositoryError(f"{path} does not exist")
+
+
+async def toplevel(path: Path) -> Path:
+    """The top of the work tree containing ``path``; NotAGitRepositoryError if there is none."""
+    _check_repository_path(path)
     return Path((await git(path, "rev-parse", "--show-toplevel")).strip())
 
 
 async def read_repo(path: Path) -> RepoInfo:
     """Resolve the work tree containing ``path``, its origin and HEAD (two git runs: every
     command pays for them, a no-op sync twice)."""
-    check_path(path, "the repository path")
-    if not path.exists():
-        raise NotAGitRepositoryError(f"{path} does not exist")
+    _check_repository_path(path)
     args = ("rev-parse", "--show-toplevel", "--verify", "-q", "HEAD^{commit}")
     result = await _run(path, list(args))
     lines = result.stdout.decode("utf-8", "replace").splitlines()
