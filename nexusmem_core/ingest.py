@@ -17,7 +17,7 @@ import anyio.to_thread
 
 from .collectors.agent.recall import AGENT_LOG
 from .collectors.diffs import FilePatch, is_skipped_path, walk_patches
-from .collectors.docs import list_doc_files, parse_sections
+from .collectors.docs import SECTIONS_VERSION, list_doc_files, parse_sections
 from .collectors.git import Commit, RepoInfo, commit_signal, walk_commits
 from .collectors.shell import history, hooklog
 from .collectors.shell.nodes import hook_node, scraped_node
@@ -211,7 +211,9 @@ async def read_doc_files(root: Path, config: ProjectConfig) -> list[DocFile]:
             mtime = int(full.stat().st_mtime)
         except OSError:
             continue
-        digest = hashlib.sha256(data).hexdigest()
+        # How the file is cut into sections is part of its digest: when that changes, every
+        # doc file is parsed again once, not only those edited since.
+        digest = hashlib.sha256(SECTIONS_VERSION + data).hexdigest()
         files.append(DocFile(path, data.decode("utf-8", "replace"), digest, mtime))
     return files
 

@@ -15,7 +15,7 @@ import calendar
 import datetime as dt
 import re
 
-__all__ = ["is_changelog", "release_label", "version_of"]
+__all__ = ["is_changelog", "plain_release_text", "release_label", "version_of"]
 
 _NAMES = frozenset(
     ("changes", "changelog", "history", "news", "releases", "release-notes", "release_notes")
@@ -27,6 +27,15 @@ _VERSION = re.compile(
     r"(?![\w.]*\w)",
     re.IGNORECASE,
 )
+# Release notes that tools generate link every entry: ``([#6680](https://github.com/…/issues/
+# 6680)) ([eac4619](https://github.com/…/commit/eac4619…))``, and a contributors list of
+# ``<img src="https://avatars…" …/> [Name](https://github.com/… "+12/-65 (#6714 )")``. Kept as
+# written, the addresses were two thirds of a release's words: BM25 took the section for a
+# long one and ranked it under short sections holding one word of the question. The text of a
+# link stays (``#6680``, ``eac4619``, a name); its address and the tags go.
+_MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"\n]*\")?\)")
+_RST_LINK = re.compile(r"`([^`<\n]+)<[^>\n]+>`_{1,2}")  # one way to match: no backtracking
+_TAG = re.compile(r"</?[A-Za-z][^>\n]*>")
 _UNRELEASED = re.compile(r"^\W*(unreleased|tbd|upcoming|in development|next release)\b", re.I)
 _MONTHS = "|".join(calendar.month_name[1:] + calendar.month_abbr[1:])
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
@@ -78,6 +87,13 @@ def _date(text: str) -> dt.date | None:
 def _month_number(name: str) -> int:
     key = name[:3].lower()
     return next(i for i in range(1, 13) if calendar.month_abbr[i].lower() == key)
+
+
+def plain_release_text(text: str) -> str:
+    """A release's text with its links reduced to their text and its HTML tags dropped."""
+    text = _MD_LINK.sub(r"\1", text)
+    text = _RST_LINK.sub(lambda m: m[1].rstrip(), text)
+    return _TAG.sub("", text)
 
 
 def release_label(heading: str, text: str) -> tuple[str, int | None]:

@@ -7,10 +7,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .changelog import is_changelog, release_label, version_of
+from .changelog import is_changelog, plain_release_text, release_label, version_of
 from .git import git
 
 __all__ = [
+    "SECTIONS_VERSION",
     "Section",
     "list_doc_files",
     "markdown_headings",
@@ -19,6 +20,12 @@ __all__ = [
     "parse_sections",
     "release_sections",
 ]
+
+
+# Part of every doc file's digest (ingest.read_doc_files): raised when the way files are cut
+# into sections changes, so a memory made before re-parses them once. 2: release sections
+# keep their links' text, not their addresses.
+SECTIONS_VERSION = b"sections 2\n"
 
 
 @dataclass
@@ -216,6 +223,7 @@ def release_sections(text: str, fallback: str, rst: bool) -> list[Section]:
     for section in out:
         if version_of(section.heading) and section.level:
             section.label, section.ts = release_label(section.heading, section.text)
+            section.text = plain_release_text(section.text)
     return [s for s in out if s.text]
 
 

@@ -115,6 +115,27 @@ def test_a_changelog_is_one_section_per_release_with_its_version_and_date():
     assert release.ts == 1733270400  # 2024-12-04 UTC, the release's own date
 
 
+def test_a_release_keeps_the_text_of_its_links_and_drops_their_addresses_and_tags():
+    text = (
+        "## [1.7.8](https://github.com/o/r/compare/v1.7.7...v1.7.8) (2024-11-25)\n\n"
+        "* allow a callback as paramsSerializer ([#6680](https://github.com/o/r/issues/6680)) "
+        "([eac4619](https://github.com/o/r/commit/eac4619fe2e0))\n\n"
+        "### Contributors to this release\n\n"
+        '- <img src="https://avatars.example/u/1?v&#x3D;4" alt="avatar" width="18"/> '
+        '[Jay](https://github.com/jay "+281/-19 (#6640 #6619 )")\n'
+    )
+    (release,) = parse_sections("CHANGELOG.md", text)
+    assert "paramsSerializer (#6680) (eac4619)" in release.text
+    assert "- Jay" in " ".join(release.text.split())
+    assert "https" not in release.text and "avatar" not in release.text
+    assert release.heading.startswith("[1.7.8](https://")  # the reference is the heading as written
+    rst = "Version 2.1\n-----------\n\n- Fix a leak. `#456 <https://github.com/o/r/pull/456>`__\n"
+    (section,) = parse_sections("CHANGES.rst", rst)
+    assert "Fix a leak. #456" in section.text and "https" not in section.text
+    readme = "# Usage\n\nSee [the guide](https://example.com/guide).\n"
+    assert "https://example.com/guide" in parse_sections("README.md", readme)[0].text
+
+
 def test_rst_and_setext_changelogs_date_a_release_from_its_first_lines():
     rst = "Version 3.1.0\n-------------\n\nReleased 2024-11-01\n\n-   Limit fields.\n"
     (release,) = parse_sections("CHANGES.rst", rst)

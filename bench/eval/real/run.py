@@ -55,7 +55,7 @@ INGEST_CODE = (
     "nexusmem_core/store/nodes.py",
     "nexusmem_core/models.py",
     "nexusmem_core/reverts.py",
-    "nexusmem_core/config.py",
+    "nexusmem_core/config",
 )
 # The baseline's own stop words: a common English list, not the engine's.
 BASELINE_STOP = frozenset(
