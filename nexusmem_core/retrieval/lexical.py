@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from ..collectors.changelog import is_changelog
 from ..reverts import REVERTS
 from ..store.db import Database
-from ..store.fts import Candidate, cjk_candidates, linked_candidates, term_counts
+from ..store.fts import (
+    Candidate,
+    cjk_candidates,
+    linked_candidates,
+    section_candidates,
+    term_counts,
+)
 from .coverage import cover
 from .fuse import rrf
 from .query import Query
@@ -17,32 +24,32 @@ async def lexical_candidates(
     db: Database, pid: str, query: Query, limit: int, as_of: int | None, k: int
 ) -> list[Candidate]:
     """BM25 candidates, best first, weighed by coverage (retrieval/coverage.py); for a question
-    about something undone, fused by rank with the revert pairs' own ranking; for a query with
-    CJK text, fused by rank with the trigram index's, since the word index reads a CJK run as
-    one token."""
+    that asks for a kind of answer (something undone, a release), fused by rank with that
+    kind's own ranking; for a query with CJK text, fused by rank with the trigram index's,
+    since the word index reads a CJK run as one token."""
     counts = await term_counts(db, query.terms) if query.terms else None
     words = await word_candidates(db, query.terms, pid, limit, as_of, counts)
-    kept = counts.informative(query.terms) if query.undone and counts is not None else []
-    paired: set[str] = set()
-    if kept:
-        # The commits of revert pairs that hold the question's words, wherever BM25 placed
-        # them among all rows: pair_reverts lifts them, so they must be candidates.
+    kept = counts.informative(query.terms) if counts is not None else []
+    asked = await _asked_for(db, pid, query, kept, limit, as_of) if kept else []
+    if asked:
+        # What the question asks for, wherever BM25 placed it among all rows: the lifts of
+        # retrieval/asked.py and pairs.py raise it, so it must be a candidate.
         seen = {c.id for c in words}
-        pairs = await linked_candidates(db, any_of(kept), REVERTS, pid, limit, as_of)
-        words += [c for c in pairs if c.id not in seen]
+        words += [c for c in asked if c.id not in seen]
         words.sort(key=lambda c: c.relevance, reverse=True)
-        paired = {c.id for c in pairs}
     if counts is not None and not query.cjk:
         await cover(db, query.terms, counts, words)
-    if paired and not query.cjk:
-        # The pairs ranked among themselves are a list of their own, fused by rank with all
-        # rows: a pair holding the one name the question turns on comes up beside the section
-        # that holds that name and the question's other words. A lift of their BM25 could not
-        # do it: such a section scores ten times the pair. Real set, revert questions (BM25
-        # MRR@10): lift alone 0.546, fused 0.663; no other kind moved.
-        among = [c for c in words if c.id in paired]
+    own = {c.id for c in asked}
+    if own and not query.cjk:
+        # The kind asked for, ranked among itself, is a list of its own, fused by rank with
+        # all rows: a revert pair holding the one name the question turns on comes up beside
+        # the section that holds that name and the question's other words, as does the one
+        # release of a changelog that lists what the question names. A lift of their BM25
+        # could not do it: such a section scores ten times the pair. Real set (BM25 MRR@10):
+        # revert questions, lift alone 0.546, fused 0.663; release questions, 0.779 -> 0.799.
+        among = [c for c in words if c.id in own]
         if among:
-            words = rrf({"bm25": words, "pairs": among}, k)[:limit]
+            words = rrf({"bm25": words, "asked": among}, k)[:limit]
             for c in words:
                 c.arms = ["bm25"]
     if not query.cjk:
@@ -54,3 +61,19 @@ async def lexical_candidates(
     for c in fused:  # both are the lexical arm; which index found it is not the user's concern
         c.arms = ["bm25"]
     return fused
+
+
+async def _asked_for(
+    db: Database, pid: str, query: Query, kept: list[str], limit: int, as_of: int | None
+) -> list[Candidate]:
+    """BM25 candidates among the kind of answer the question asks for: the commits of revert
+    pairs for something undone, the sections of the changelogs for a release."""
+    match = any_of(kept)
+    if query.undone:
+        return await linked_candidates(db, match, REVERTS, pid, limit, as_of)
+    if query.release:
+        rows = await db.fetchall("select path from doc_files where project_id = ?", (pid,))
+        logs = [path for (path,) in rows if is_changelog(path)]
+        if logs:
+            return await section_candidates(db, match, logs, pid, limit, as_of)
+    return []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 import weakref
 from collections.abc import AsyncIterator
@@ -31,6 +32,7 @@ __all__ = [
     "cjk_candidates",
     "deferred_index",
     "linked_candidates",
+    "section_candidates",
     "load_bodies",
     "optimize",
     "rebuild_cjk",
@@ -305,6 +307,37 @@ async def linked_candidates(
     """BM25 candidates for ``match`` among the nodes at either end of a ``kind`` link."""
     moment = 2**62 if as_of is None else as_of
     rows = await db.fetchall(_LINKED_SQL, (match, kind, project_id, limit, project_id, moment))
+    return [Candidate.from_row(row, float(row[14]), ["bm25"]) for row in rows]
+
+
+# The same ranking again, over the sections of a few documents only (a repository's
+# changelogs: a few hundred rows, read by the kind index).
+_SECTIONS_SQL = f"""
+    select {NODE_COLUMNS}, -f.rank
+    from (select rowid, bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT}) as rank
+          from nodes_fts where nodes_fts match ? and rowid in (
+              select seq from nodes where project_id = ? and kind = 'doc_section'
+              and grp in (select value from json_each(?)))
+          order by rank, rowid desc limit ?) f
+    cross join nodes n on n.seq = f.rowid
+    where n.project_id = ? and n.created_at <= ?
+    order by f.rank, n.seq desc
+"""
+
+
+async def section_candidates(
+    db: Database,
+    match: str,
+    paths: list[str],
+    project_id: str,
+    limit: int = 100,
+    as_of: int | None = None,
+) -> list[Candidate]:
+    """BM25 candidates for ``match`` among the sections of the documents at ``paths``."""
+    moment = 2**62 if as_of is None else as_of
+    rows = await db.fetchall(
+        _SECTIONS_SQL, (match, project_id, json.dumps(paths), limit, project_id, moment)
+    )
     return [Candidate.from_row(row, float(row[14]), ["bm25"]) for row in rows]
 
 

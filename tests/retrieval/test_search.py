@@ -252,6 +252,32 @@ async def test_the_release_holding_every_change_asked_about_ranks_first(
     assert release.date == "2024-03-01"
 
 
+async def test_a_release_below_the_first_hundred_rows_is_still_found(
+    settings: Settings, make_repo
+):
+    r: Repo = make_repo("buried")
+    filler = "".join(f"- Internal change number {i} to the build scripts.\n" for i in range(200))
+    # 120 short sections that each hold both words are BM25's first hundred rows; 200 others
+    # keep the words rare enough to count.
+    notes = "".join(f"## Gizmo sparkle note {i}\n\nShort.\n\n" for i in range(120))
+    other = "".join(f"## Other topic {i}\n\nUnrelated.\n\n" for i in range(200))
+    r.commit(
+        "Write the docs",
+        {
+            "CHANGES.md": "## Version 3.0.0\n\nReleased 2025-02-01\n\n"
+            f"- The gizmo can sparkle now.\n{filler}\n## Version 2.0.0\n\n- Older.\n",
+            "docs/notes.md": notes,
+            "docs/other.md": other,
+        },
+    )
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        asked = await handlers.search(engine, "which release let the gizmo sparkle?", vector=False)
+    finally:
+        await cm.__aexit__(None, None, None)
+    assert asked.results[0].ref == "CHANGES.md#Version 3.0.0"
+
+
 def test_an_identifier_is_searched_whole_and_by_its_parts():
     query = parse_query("why does paramsSerializer drop nulls in HTTPServer")
     assert query.terms[:4] == ["paramsserializer", "drop", "nulls", "httpserver"]
