@@ -287,7 +287,8 @@ class Limits(_Section):
 
 class Retrieval(_Section):
     budget: Annotated[int, Field(ge=50, le=200_000)] = 2000
-    sibling_cap: Annotated[int, Field(ge=1, le=50)] = 2
+    sibling_cap: Annotated[int, Field(ge=1, le=50)] = 3
+    """At most this many sections of one document in one answer (see retrieval/pack.py)."""
     fusion_k: Annotated[int, Field(ge=1, le=1000)] = 5
     """Reciprocal rank fusion's k for the BM25 and vector lists (see retrieval/fuse.py)."""
     import_expansion: bool = True

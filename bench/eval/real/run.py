@@ -109,17 +109,15 @@ def settings_for(home: Path, hybrid: bool) -> Any:
 
 
 def write_config(clone: Path) -> None:
-    """Patient embedding settings in the clone's own config.json; ranking stays at defaults."""
-
-    from nexusmem_core.config import ProjectConfig, dump_config
+    """Patient embedding settings in the clone's own config.json, and nothing else: what it
+    does not name (the ranking) follows the code's defaults, which is what is measured.
+    Written on every run, so a default changed since the memory was made applies."""
     from nexusmem_core.engine import ensure_workspace
     from nexusmem_core.paths import CONFIG_FILE, workspace_dir
 
-    config = ProjectConfig()
-    patient = {"batch": 16, "timeout_seconds": 300, "query_timeout_seconds": 60}
-    embed = config.embed.model_copy(update=patient)
+    patient = {"batch": 16, "timeoutSeconds": 300, "queryTimeoutSeconds": 60}
     ensure_workspace(clone)
-    text = dump_config(config.model_copy(update={"embed": embed}))
+    text = json.dumps({"version": 1, "embed": patient}, indent=2) + "\n"
     (workspace_dir(clone) / CONFIG_FILE).write_text(text, encoding="utf-8")
 
 
@@ -131,10 +129,12 @@ async def ensure_memory(name: str, clone: Path, home: Path, hybrid: bool, resync
     stamp_file = OUT / f"{name}.stamp.json"
     stamp = {"code": code_digest(), "head": git(clone, "rev-parse", "HEAD").strip()}
     fresh = stamp_file.exists() and json.loads(stamp_file.read_text()) == stamp
-    if resync or not fresh or not (clone / ".nexusmem" / "memory.db").exists():
+    stale = resync or not fresh or not (clone / ".nexusmem" / "memory.db").exists()
+    if stale:
         shutil.rmtree(clone / ".nexusmem", ignore_errors=True)
         stamp_file.unlink(missing_ok=True)
-        write_config(clone)
+    write_config(clone)
+    if stale:
         started = time.perf_counter()
         async with open_engine(settings_for(home, False), clone, create=True) as engine:
             report = await handlers.sync(engine, embed=False)
