@@ -46,6 +46,18 @@ def test_signal_orders_commit_types():
     assert commit_signal(make("fix: x", "long " * 60)) > commit_signal(make("fix: x"))
 
 
+def test_a_plain_subject_that_reports_a_fix_weighs_as_one():
+    plain = commit_signal(make("Add the export button"))
+    for subject in (
+        "Fixing issue for HEAD method and gziped response (#2666)",
+        "Minor bugfix to CacheControl datastructure",
+        "Fix #630: Bash completion for nested commands broken",
+        "Reverted the cache change",
+    ):
+        assert commit_signal(make(subject)) > plain, subject
+    assert commit_signal(make("Prefix bash functions with the root command name")) == plain
+
+
 def test_a_marker_inside_a_message_stays_in_that_message():
     sha1, sha2 = "1" * 40, "2" * 40
     record1 = (
