@@ -21,6 +21,16 @@ each term walked its whole doclist (20 ms a query on werkzeug's 7k nodes; this w
 
 A term in more than ``COVER_HITS`` rows is left out of the share (its IDF is small), as is a
 query of one informative term (the share would be 1 for every row).
+
+Words that stand together in the question and in a row say more than the same words apart:
+"summary message", "order of precedence", "unknown options" name one thing. So a row that
+holds a pair of the question's neighbouring words within ``NEAR_GAP`` tokens of each other
+(FTS5's NEAR, in the same small table) gains up to ``NEAR_BONUS`` of its factor, by the
+share of the pairs it holds, each pair weighed by the lesser information of its two words
+(the sequential dependence idea of Metzler and Croft, 2005, as a bonus on coverage). Real set,
+BM25 MRR@10: none 0.728; bonus 0.25: 0.732, 0.5: 0.743, 0.75: 0.742, 1.0: 0.736; at 0.5,
+gap 0 (a phrase) 0.735, 2: 0.743, 3: 0.741, 5: 0.735. The generated story's failed-command
+and shell questions did not move (0.345, 0.403).
 """
 
 from __future__ import annotations
@@ -35,10 +45,12 @@ from ..store.fts import Candidate, TermCounts
 from ..store.wordtops import TOKENIZER, row_averages, varints
 from .query import quote_term
 
-__all__ = ["COVER_HITS", "POWER", "cover"]
+__all__ = ["COVER_HITS", "NEAR_BONUS", "NEAR_GAP", "POWER", "cover"]
 
 COVER_HITS = 5_000
 POWER = 1.0
+NEAR_BONUS = 0.5  # the most a row's factor gains for holding the question's word pairs
+NEAR_GAP = 2  # ... within this many tokens of each other
 FLOOR = 0.1  # the least share: a row holding none of the rare terms keeps its BM25 order
 # A command line is not prose: a question describes it ("the staging load test that failed")
 # in words it cannot hold, so its share measures its length, not its match. Coverage says
@@ -50,7 +62,6 @@ COMMAND_KINDS = frozenset(("shell_command",))
 # One coroutine at a time per connection fills and reads the temp table.
 _locks: weakref.WeakKeyDictionary[Database, asyncio.Lock] = weakref.WeakKeyDictionary()
 _EMPTY = "insert into temp.nexusmem_cover(nexusmem_cover) values ('delete-all')"
-_EMPTY = "insert into temp.nexusmem_cover(nexusmem_cover) values ('delete-all')"
 
 
 def information(rows: int, hits: int) -> float:
@@ -60,9 +71,14 @@ def information(rows: int, hits: int) -> float:
 
 
 async def cover(
-    db: Database, terms: list[str], counts: TermCounts, candidates: list[Candidate]
+    db: Database,
+    terms: list[str],
+    counts: TermCounts,
+    candidates: list[Candidate],
+    pairs: list[tuple[str, str]] | None = None,
 ) -> None:
-    """Scale each candidate's relevance by its coverage of ``terms``; best first again."""
+    """Scale each candidate's relevance by its coverage of ``terms`` and of the neighbouring
+    ``pairs``; best first again."""
     limit = min(COVER_HITS, counts.rows / 2)
     weights = {
         t: information(counts.rows, counts.hits[t]) for t in terms if 0 < counts.hits[t] <= limit
@@ -70,7 +86,10 @@ async def cover(
     if len(weights) < 2 or not candidates:
         return
     names = list(weights)
-    held, lengths = await _held(db, names, [c.seq for c in candidates])
+    near = [(a, b) for a, b in pairs or [] if a in weights and b in weights]
+    held, lengths, together = await _held(db, names, [c.seq for c in candidates], near)
+    near_weights = [min(weights[a], weights[b]) for a, b in near]
+    near_room = sum(near_weights)
     _, mean = await row_averages(db)
     density = [counts.hits[t] / max(1, counts.rows) for t in names]
     factor = {}
@@ -84,7 +103,12 @@ async def cover(
             chance = 1 - (1 - d) ** scale
             gain += weights[term] * ((i in got) - chance)
             room += weights[term] * (1 - chance)
-        factor[c.seq] = max(FLOOR, gain / room if room > 0 else 0.0) ** POWER
+        share = max(FLOOR, gain / room if room > 0 else 0.0) ** POWER
+        if near_room:
+            found = together.get(c.seq, set())
+            paired = sum(w for i, w in enumerate(near_weights) if i in found)
+            share *= 1 + NEAR_BONUS * paired / near_room
+        factor[c.seq] = share
     prose = [factor[c.seq] for c in candidates if c.kind not in COMMAND_KINDS]
     best = max(prose, default=1.0)
     for c in candidates:
@@ -93,9 +117,10 @@ async def cover(
 
 
 async def _held(
-    db: Database, terms: list[str], seqs: list[int]
-) -> tuple[dict[int, set[int]], dict[int, int]]:
-    """Which of ``terms`` (by position) each row holds, and each row's length in tokens."""
+    db: Database, terms: list[str], seqs: list[int], pairs: list[tuple[str, str]]
+) -> tuple[dict[int, set[int]], dict[int, int], dict[int, set[int]]]:
+    """Which of ``terms`` (by position) each row holds, each row's length in tokens, and which
+    of ``pairs`` (by position) it holds near each other."""
     lock = _locks.setdefault(db, asyncio.Lock())
     async with lock:
         # Every time, not once per Database: a connection reopened under it (the MCP server
@@ -114,15 +139,29 @@ async def _held(
                 "where seq in (select value from json_each(?))",
                 (json.dumps(seqs),),
             )
-            sql = " union all ".join(
-                f"select {i}, rowid from temp.nexusmem_cover where nexusmem_cover match ?"
-                for i in range(len(terms))
-            )
-            found = await db.fetchall(sql, [quote_term(t) for t in terms])
+            found = await db.fetchall(_matching(len(terms)), [quote_term(t) for t in terms])
             sizes = await db.fetchall("select id, sz from temp.nexusmem_cover_docsize")
+            near: list[tuple[int, int]] = []
+            if pairs:
+                near = await db.fetchall(
+                    _matching(len(pairs)),
+                    [f"NEAR({quote_term(a)} {quote_term(b)}, {NEAR_GAP})" for a, b in pairs],
+                )
         finally:
             await db.execute(_EMPTY)
-    held: dict[int, set[int]] = {}
+    return _by_row(found), {seq: sum(varints(bytes(sz))) for seq, sz in sizes}, _by_row(near)
+
+
+def _matching(n: int) -> str:
+    """One statement: the rows of the temp table each of ``n`` MATCH expressions hits."""
+    return " union all ".join(
+        f"select {i}, rowid from temp.nexusmem_cover where nexusmem_cover match ?"
+        for i in range(n)
+    )
+
+
+def _by_row(found: list[tuple[int, int]]) -> dict[int, set[int]]:
+    out: dict[int, set[int]] = {}
     for i, seq in found:
-        held.setdefault(seq, set()).add(i)
-    return held, {seq: sum(varints(bytes(sz))) for seq, sz in sizes}
+        out.setdefault(seq, set()).add(i)
+    return out

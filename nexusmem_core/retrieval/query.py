@@ -62,7 +62,9 @@ class Query:
     ``serializer``) come after the query's own words, for the text that spells them apart.
     ``excerpt_terms`` is what an excerpt looks for in a line (with pieces of CJK runs).
     ``undone``, ``release`` and ``howto``: the question asks after something tried and undone,
-    for a release, or how to do something (retrieval/asked.py).
+    for a release, or how to do something (retrieval/asked.py). ``pairs`` are the question's
+    neighbouring words, stop words skipped ("order of precedence": order, precedence), which
+    coverage rewards a row for holding near each other (retrieval/coverage.py).
     """
 
     text: str
@@ -72,6 +74,7 @@ class Query:
     undone: bool = False
     release: bool = False
     howto: bool = False
+    pairs: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _identifier_parts(text: str) -> list[str]:
@@ -99,4 +102,5 @@ def parse_query(text: str) -> Query:
         undone=undone,
         release=release,
         howto=asks_howto(text) and not (undone or release),
+        pairs=[(a, b) for a, b in zip(words, words[1:], strict=False) if a != b],
     )
