@@ -155,8 +155,7 @@ async def _held(
 def _matching(n: int) -> str:
     """One statement: the rows of the temp table each of ``n`` MATCH expressions hits."""
     return " union all ".join(
-        f"select {i}, rowid from temp.nexusmem_cover where nexusmem_cover match ?"
-        for i in range(n)
+        f"select {i}, rowid from temp.nexusmem_cover where nexusmem_cover match ?" for i in range(n)
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from .asked import asks_howto, asks_release, asks_undone
 from .cjk import excerpt_terms, has_cjk
@@ -102,5 +103,5 @@ def parse_query(text: str) -> Query:
         undone=undone,
         release=release,
         howto=asks_howto(text) and not (undone or release),
-        pairs=[(a, b) for a, b in zip(words, words[1:], strict=False) if a != b],
+        pairs=list(pairwise(words)),  # words are distinct: no pair repeats a word
     )

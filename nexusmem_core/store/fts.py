@@ -32,10 +32,10 @@ __all__ = [
     "cjk_candidates",
     "deferred_index",
     "linked_candidates",
-    "section_candidates",
     "load_bodies",
     "optimize",
     "rebuild_cjk",
+    "section_candidates",
     "term_counts",
 ]
 

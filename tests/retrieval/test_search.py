@@ -252,9 +252,7 @@ async def test_the_release_holding_every_change_asked_about_ranks_first(
     assert release.date == "2024-03-01"
 
 
-async def test_a_release_below_the_first_hundred_rows_is_still_found(
-    settings: Settings, make_repo
-):
+async def test_a_release_below_the_first_hundred_rows_is_still_found(settings: Settings, make_repo):
     r: Repo = make_repo("buried")
     filler = "".join(f"- Internal change number {i} to the build scripts.\n" for i in range(200))
     # 120 short sections that each hold both words are BM25's first hundred rows; 200 others
@@ -289,9 +287,7 @@ async def test_words_that_stand_together_in_the_question_and_a_row_rank_it_first
     apart = r.commit("Unknown names keep their options", {"b.py": "b = 1\n"})
     cm, engine, _ = await _synced(settings, r)
     try:
-        response = await handlers.search(
-            engine, "where are unknown options handled?", vector=False
-        )
+        response = await handlers.search(engine, "where are unknown options handled?", vector=False)
     finally:
         await cm.__aexit__(None, None, None)
     refs = [res.ref for res in response.results]
