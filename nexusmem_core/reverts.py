@@ -7,7 +7,8 @@ wording), in a subject ``Revert <sha>``, or in a line that says it reverts what 
 (``Revert changes made to X in <sha>``); else by the subject inside ``Revert "<subject>"``
 (the newest earlier commit of that subject). Search then keeps the two together
 (retrieval/pairs.py). A revert told only in words ("revert adding space between option
-help") names nothing to link: its words still find it.
+help") names nothing to link: its words still find it, and a question about something undone
+counts it among the reverts it asks for (retrieval/lexical.py).
 """
 
 from __future__ import annotations

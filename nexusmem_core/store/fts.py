@@ -282,13 +282,19 @@ _BM25_SQL = f"""
 
 
 # The same ranking as _BM25_SQL, over the nodes at either end of one kind of link only (the
-# few dozen commits of a repository's revert pairs): the links' own index lists them.
+# few dozen commits of a repository's revert pairs): the links' own index lists them. With
+# ``titled``, also the commits whose subject holds that word (a revert told in words names no
+# commit to link: "Revert change so help is printed on stdout again").
 _LINKED_SQL = f"""
     select {NODE_COLUMNS}, -f.rank
     from (select rowid, bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT}) as rank
           from nodes_fts where nodes_fts match ? and rowid in (
               select m.seq from links l join nodes m on m.id in (l.src, l.dst)
-              where l.kind = ? and l.project_id = ?)
+              where l.kind = ? and l.project_id = ?
+              union all
+              select t.rowid from nodes_fts t cross join nodes k on k.seq = t.rowid
+              where ? is not null and nodes_fts match ?
+                and k.kind = 'git_commit' and k.project_id = ?)
           order by rank, rowid desc limit ?) f
     cross join nodes n on n.seq = f.rowid
     where n.project_id = ? and n.created_at <= ?
@@ -303,10 +309,16 @@ async def linked_candidates(
     project_id: str,
     limit: int = 100,
     as_of: int | None = None,
+    titled: str | None = None,
 ) -> list[Candidate]:
-    """BM25 candidates for ``match`` among the nodes at either end of a ``kind`` link."""
+    """BM25 candidates for ``match`` among the nodes at either end of a ``kind`` link, and
+    the commits whose subject holds the word ``titled`` when given."""
     moment = 2**62 if as_of is None else as_of
-    rows = await db.fetchall(_LINKED_SQL, (match, kind, project_id, limit, project_id, moment))
+    title = None if titled is None else "title : " + quote_term(titled)
+    rows = await db.fetchall(
+        _LINKED_SQL,
+        (match, kind, project_id, title, title, project_id, limit, project_id, moment),
+    )
     return [Candidate.from_row(row, float(row[14]), ["bm25"]) for row in rows]
 
 

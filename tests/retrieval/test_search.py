@@ -151,6 +151,36 @@ async def test_an_undone_pair_outranks_a_section_that_holds_more_of_the_words(
     assert {res.ref for res in asked.results[:2]} == {tried, undone}
 
 
+async def test_a_revert_told_in_words_is_what_an_undone_question_asks_for(
+    settings: Settings, make_repo
+):
+    """A revert that names no commit ("Revert change so ...") links to nothing, yet it is
+    the kind of answer a question about something undone asks for: it comes first, above
+    the commit that holds more of the question's words."""
+    r: Repo = make_repo("undone-words")
+    r.commit("Help command must use Stdout instead of Stderr", {"help.go": "OUT = 2\n"})
+    for i in range(8):  # enough rows for the words' weights to mean something
+        r.commit(f"Tidy flag parsing step {i}", {f"flags{i}.go": f"x = {i}\n"})
+    tried = r.commit("Cache parsed flags", {"cache.go": "ON = true\n"})
+    r.commit(f'Revert "Cache parsed flags"\n\nThis reverts commit {tried}.', {"cache.go": ""})
+    worded = r.commit(
+        "Revert change so help is printed on stdout again\n\n"
+        "For backwards compatibility the help message goes to stdout.",
+        {"help.go": "OUT = 1\n"},
+    )
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        asked = await handlers.search(
+            engine,
+            "Did help text ever get sent to stderr instead of stdout, and why was that "
+            "switched back?",
+            vector=False,
+        )
+    finally:
+        await cm.__aexit__(None, None, None)
+    assert asked.results[0].ref == worded
+
+
 async def test_a_release_question_finds_the_release_section_first(settings: Settings, make_repo):
     r: Repo = make_repo("release")
     items = "".join(f"-   Tidy module {i} of the renderer.\n" for i in range(4))
