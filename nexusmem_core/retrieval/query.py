@@ -27,8 +27,15 @@ _STOP = frozenset(
 )
 
 
+# An English clitic: "json's", "isn't", "we'll". ``\w+`` reads the letters after the apostrophe
+# as a word of their own, and "s" or "t" is in half the index's rows: a term that adds nothing
+# but cost, and a pair ("json", "s") that coverage rewards for nothing.
+_CLITIC = re.compile(r"(?<=\w)['\u2019](?:s|t|re|ll|ve|d|m)\b", re.IGNORECASE)
+
+
 def query_terms(text: str) -> list[str]:
     """Lower-cased word terms, stop words dropped unless nothing else is left, de-duplicated."""
+    text = _CLITIC.sub("", text)
     words = [w.lower() for w in _WORD.findall(text) if w.strip("_")]
     seen: dict[str, None] = {}
     for word in words:

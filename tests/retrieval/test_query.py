@@ -111,3 +111,17 @@ def synced_db_path(settings, repo):
 
     anyio.run(prepare)
     return settings, repo.path
+
+
+def test_a_clitic_is_not_a_term_of_its_own():
+    """ "json's" asks for json, not for json and the letter s (in most rows of an index that
+    holds English); a single letter typed as one is still a term."""
+    assert query_terms("rg --json's summary isn’t right; we'll see") == [
+        "rg",
+        "json",
+        "summary",
+        "isn",
+        "right",
+        "see",
+    ]
+    assert query_terms("rg -s beats -x") == ["rg", "s", "beats", "x"]
