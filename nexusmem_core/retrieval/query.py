@@ -67,7 +67,9 @@ class Query:
 
     ``terms`` are what the word index is asked for. An identifier (``paramsSerializer``) is
     one of them as typed, which is how the index holds it; its parts (``params``,
-    ``serializer``) come after the query's own words, for the text that spells them apart.
+    ``serializer``) come after the query's own words, for the text that spells them apart;
+    so do neighbouring words joined (``base URL``: ``baseurl``), for the code that runs them
+    together.
     ``excerpt_terms`` is what an excerpt looks for in a line (with pieces of CJK runs).
     ``undone``, ``release`` and ``howto``: the question asks after something tried and undone,
     for a release, or how to do something (retrieval/asked.py). ``pairs`` are the question's
@@ -94,10 +96,24 @@ def _identifier_parts(text: str) -> list[str]:
     return parts
 
 
+def _joined(text: str) -> list[str]:
+    """Neighbouring words written together, the way code names them: "base URL" is
+    ``baseURL`` (the index's term ``baseurl``), "man pages" ``manpage``. A join the index does
+    not hold is dropped with the other terms it does not hold (TermCounts.informative).
+    Real set, BM25: R@10 0.898 -> 0.903, MRR@10 0.747 -> 0.746 (axios-03 in, at rank 5)."""
+    words = [w.lower() for w in _WORD.findall(_CLITIC.sub("", text))]
+    return [
+        a + b
+        for a, b in pairwise(words)
+        if a not in _STOP and b not in _STOP and a.isalpha() and b.isalpha()
+    ]
+
+
 def parse_query(text: str) -> Query:
     """The one parse of the user's text."""
     words = query_terms(text)
-    extra = [p for p in dict.fromkeys(_identifier_parts(text)) if p not in words]
+    found = [*_identifier_parts(text), *_joined(text)]
+    extra = [p for p in dict.fromkeys(found) if p not in words]
     terms = (words + extra)[: max(MAX_TERMS, len(words))]
     cjk = has_cjk(text)
     shown = words + (excerpt_terms(text) if cjk else [])

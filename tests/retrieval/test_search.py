@@ -468,3 +468,25 @@ async def test_a_response_as_a_dict_is_what_asdict_makes_of_it(engine: Engine):
     assert out == dataclasses.asdict(response)
     out["results"][0]["arms"].append("edited")
     assert "edited" not in response.results[0].arms
+
+
+async def test_words_typed_apart_find_the_identifier_that_runs_them_together(
+    settings: Settings, make_repo
+):
+    """ "base URL" is how a developer says it; ``baseURL`` is how the code and its commit
+    wrote it, one term in the index."""
+    r: Repo = make_repo("joined")
+    target = r.commit(
+        "Keep config.url as given when baseURL is relative", {"merge.js": "keep = 1\n"}
+    )
+    for i in range(8):  # enough rows for the words' weights to mean something
+        r.commit(f"Tidy request helper {i}", {f"helper{i}.js": f"x = {i}\n"})
+    r.commit("Leave the request config alone when relative", {"cfg.js": "b = 1\n"})
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        found = await handlers.search(
+            engine, "why is the request config left alone with a relative base URL?", vector=False
+        )
+    finally:
+        await cm.__aexit__(None, None, None)
+    assert found.results[0].ref == target
