@@ -293,7 +293,7 @@ _LINKED_SQL = f"""
               where l.kind = ? and l.project_id = ?
               union all
               select t.rowid from nodes_fts t cross join nodes k on k.seq = t.rowid
-              where ? is not null and nodes_fts match ?
+              where ? is not null and t.nodes_fts match ?
                 and k.kind = 'git_commit' and k.project_id = ?)
           order by rank, rowid desc limit ?) f
     cross join nodes n on n.seq = f.rowid
