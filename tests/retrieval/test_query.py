@@ -114,8 +114,8 @@ def synced_db_path(settings, repo):
 
 
 def test_a_clitic_is_not_a_term_of_its_own():
-    """ "json's" asks for json, not for json and the letter s (in most rows of an index that
-    holds English); a single letter typed as one is still a term."""
+    """ "json's" asks for json, not for json and the letter s (in a large share of an
+    English index's rows); a single letter typed as one is still a term."""
     assert query_terms("rg --json's summary isn’t right; we'll see") == [
         "rg",
         "json",
