@@ -19,9 +19,8 @@ import re
 import time
 from dataclasses import dataclass
 
-from .retrieval.query import quote_term
 from .store.db import Database
-from .store.fts import Candidate
+from .store.fts import Candidate, quote_term
 from .store.nodes import NODE_COLUMNS, decode_meta, get_cursor, set_cursor
 
 __all__ = [

@@ -29,7 +29,6 @@ from .collectors.git import RepoInfo, git
 from .store import audit
 from .store.db import Database
 from .store.nodes import get_cursor
-from .store.rekey import rekey
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -105,6 +104,10 @@ async def adopt(db: Database, repo: RepoInfo) -> list[Prior]:
     """Carry every earlier identity of ``repo`` over into its current one, inside the caller's
     transaction; return what was carried (nothing, almost always)."""
     priors = await find_priors(db, repo)
+    if not priors:
+        return priors
+    from .store.rekey import rekey  # a move of the origin or the folder: rare
+
     now = int(time.time())
     for prior in priors:
         moved = await rekey(db, prior.id, repo.project_id, repo.name, str(repo.root), repo.origin)

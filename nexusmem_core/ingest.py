@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
-from .collectors.agent.recall import AGENT_LOG
+from .collectors.agent import AGENT_LOG
 from .collectors.diffs import FilePatch, is_skipped_path, walk_patches
 from .collectors.docs import SECTIONS_VERSION, list_doc_files, parse_sections
 from .collectors.git import Commit, RepoInfo, commit_signal, walk_commits

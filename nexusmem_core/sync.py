@@ -20,6 +20,7 @@ from .embed import EmbedTimeoutError, EmbedUnavailableError
 from .engine import Engine
 from .errors import FileAccessError, UsageError
 from .hygiene.deny import DenyFilter
+from .hygiene.flags import count_open, judging_off
 from .hygiene.scrub import note_table_change
 from .hygiene.unreachable import CURSOR as UNREACHABLE_CURSOR
 from .hygiene.unreachable import prune_unreachable
@@ -27,7 +28,7 @@ from .identity import adopt, follow_registry
 from .models import Node, SyncReport
 from .redact import redact
 from .registry import register_project
-from .store import sketches, vectors, wordtops
+from .store import wordtops
 from .store.db import DB_ERRORS, Database
 from .store.fts import deferred_index
 from .store.nodes import delete_nodes, get_cursor, set_cursor, upsert_nodes, upsert_project
@@ -191,9 +192,7 @@ async def sync(
         await summarize_sessions(engine, report)
     if embed:
         await embed_pending(engine, report, embed_limit, progress)
-        from .hygiene.contradictions import check_during_sync
-
-        await check_during_sync(engine, report)  # a few judgements, when Ollama is there
+        await _judge_contradictions(engine, report)  # a few judgements, when Ollama is there
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 
@@ -263,6 +262,19 @@ async def _prune_unreachable(engine: Engine, report: SyncReport, *, rewritten: b
         return
     found = await prune_unreachable(engine, apply=True, grace_days=days)
     report.unreachable_pruned, report.unreachable_waiting = found.removed, found.waiting
+
+
+async def _judge_contradictions(engine: Engine, report: SyncReport) -> None:
+    """After the embedding pass: a few new contradiction judgements (the judge's modules load
+    only when the model answered), then the count of open "likely superseded" flags."""
+    off = judging_off(engine.config, report.vectors)
+    if off:
+        report.contradictions = off
+    else:
+        from .hygiene.contradictions import judge_during_sync
+
+        await judge_during_sync(engine, report)
+    report.flagged = await count_open(engine.db, engine.project_id)
 
 
 def _opted_in(config: ProjectConfig, *, conversation: bool, github: bool) -> ProjectConfig:
@@ -564,6 +576,8 @@ async def embed_pending(
         state = "skipped" if had else "off"
         report.vectors = f"{state}: {err}; search uses BM25 meanwhile"
         return
+    from .store import sketches, vectors  # a reachable model: there is something to embed
+
     async with db.transaction():
         note = await vectors.prepare(db, embedder.model)
         await vectors.prune_orphans(db)
@@ -583,6 +597,8 @@ async def _embed_batches(
 ) -> None:
     """Embed the pending nodes batch by batch, one transaction each, until none is left, the
     limit is reached, or the model fails (said in ``report.vectors``)."""
+    from .store import vectors
+
     batch_size = embedder.batch
     while limit is None or report.embedded < limit:
         size = batch_size if limit is None else min(batch_size, limit - report.embedded)

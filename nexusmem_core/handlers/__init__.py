@@ -7,31 +7,60 @@ else; each is thin: it opens nothing itself and hands the work to the module tha
     hygiene.py    review, staleness, forget and the deny list, prune, scrub
     scan.py       dry runs of one source
 
-Heavier modules (the collectors, the shell parsers and the redaction table) are imported by
-the use cases that need them, so a query or a status does not pay for them at start-up.
+``handlers.sync`` loads only ``projects.py`` and what it imports: each name is looked up in its
+area's module on first use (PEP 562), so a sync with nothing new does not pay for the search
+and rendering modules, nor a query for the writers. Heavier modules still (the collectors, the
+shell parsers and the redaction table) are imported by the use cases that need them.
 """
 
 from __future__ import annotations
 
-from .hygiene import (
-    check_contradictions,
-    deny_list,
-    dismiss_suggestion,
-    export_deny_list,
-    forget,
-    import_deny_list,
-    mark_stale,
-    open_suggestions,
-    prune_source,
-    prune_unreachable,
-    review,
-    scrub_secrets,
-    stale,
-)
-from .projects import ProjectsReport, init_project, list_projects, precheck, sync
-from .scan import scan, scan_conversation, scan_github, scan_session, scan_structure
-from .search import get_node, list_recent, search, search_all
-from .status import status
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .hygiene import (
+        check_contradictions,
+        deny_list,
+        dismiss_suggestion,
+        export_deny_list,
+        forget,
+        import_deny_list,
+        mark_stale,
+        open_suggestions,
+        prune_source,
+        prune_unreachable,
+        review,
+        scrub_secrets,
+        stale,
+    )
+    from .projects import ProjectsReport, init_project, list_projects, precheck, sync
+    from .scan import scan, scan_conversation, scan_github, scan_session, scan_structure
+    from .search import get_node, list_recent, search, search_all
+    from .status import status
+
+_AREAS = {
+    "hygiene": (
+        "check_contradictions",
+        "deny_list",
+        "dismiss_suggestion",
+        "export_deny_list",
+        "forget",
+        "import_deny_list",
+        "mark_stale",
+        "open_suggestions",
+        "prune_source",
+        "prune_unreachable",
+        "review",
+        "scrub_secrets",
+        "stale",
+    ),
+    "projects": ("ProjectsReport", "init_project", "list_projects", "precheck", "sync"),
+    "scan": ("scan", "scan_conversation", "scan_github", "scan_session", "scan_structure"),
+    "search": ("get_node", "list_recent", "search", "search_all"),
+    "status": ("status",),
+}
+_AREA_OF = {name: area for area, names in _AREAS.items() for name in names}
 
 __all__ = [
     "ProjectsReport",
@@ -63,3 +92,16 @@ __all__ = [
     "status",
     "sync",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    area = _AREA_OF.get(name)
+    if area is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{area}", __name__), name)
+    globals()[name] = value  # the next lookup is an ordinary one
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_AREA_OF))

@@ -15,7 +15,7 @@ from ..store.nodes import get_cursor
 
 
 async def status(engine: Engine) -> Status:
-    from ..hygiene.stale import count_open
+    from ..hygiene.flags import count_open
 
     db, pid = engine.db, engine.project_id
     by_kind = dict(

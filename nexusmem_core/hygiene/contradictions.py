@@ -25,13 +25,13 @@ from ..store.db import Database
 from ..store.fts import Candidate
 from ..store.nodes import NODE_COLUMNS
 from .review import EVENT
-from .stale import MIN_AGE_DAYS, StaleReport, candidates, check_args, count_open, stale
+from .stale import MIN_AGE_DAYS, StaleReport, candidates, check_args, stale
 
 if TYPE_CHECKING:
     from ..engine import Engine
     from ..models import SyncReport
 
-__all__ = ["check_contradictions", "check_during_sync"]
+__all__ = ["check_contradictions", "judge_during_sync"]
 
 NEIGHBOURS = 20  # k-NN depth when looking for the most similar *newer* node
 SYNC_SCAN = 50  # never-judged candidates a sync looks at, at most
@@ -61,26 +61,20 @@ async def check_contradictions(
     return report
 
 
-async def check_during_sync(engine: Engine, report: SyncReport) -> None:
-    """A few new judgements after a sync's embedding pass, outside its transaction; quiet when
-    the model was never reachable (as embedding is)."""
+async def judge_during_sync(engine: Engine, report: SyncReport) -> None:
+    """A sync's batch of new judgements, outside its transaction, once its embedding pass
+    reached the model (``flags.judging_off`` says when it did not)."""
     cfg = engine.config.contradictions
-    if not cfg.auto_check:
-        report.contradictions = "off (contradictions.autoCheck is false)"
-    elif report.vectors.startswith(("off", "skipped")):
-        report.contradictions = "off: the embedding model was not reachable"
-    else:
-        found = await candidates(
-            engine.db, engine.project_id, MIN_AGE_DAYS, SYNC_SCAN, unjudged_by=cfg.model
-        )
-        result = await _judge(engine, found, max_new=cfg.sync_batch)
-        report.judged = result.judged
-        report.contradictions = result.status
-        if result.status.startswith("skipped") and not await engine.db.fetchone(
-            "select 1 from contradictions where model = ? limit 1", (cfg.model,)
-        ):
-            report.contradictions = "off" + result.status.removeprefix("skipped")
-    report.flagged = await count_open(engine.db, engine.project_id)
+    found = await candidates(
+        engine.db, engine.project_id, MIN_AGE_DAYS, SYNC_SCAN, unjudged_by=cfg.model
+    )
+    result = await _judge(engine, found, max_new=cfg.sync_batch)
+    report.judged = result.judged
+    report.contradictions = result.status
+    if result.status.startswith("skipped") and not await engine.db.fetchone(
+        "select 1 from contradictions where model = ? limit 1", (cfg.model,)
+    ):
+        report.contradictions = "off" + result.status.removeprefix("skipped")
 
 
 async def _judge(engine: Engine, found: list[tuple[Candidate, int]], max_new: int | None) -> _Pass:

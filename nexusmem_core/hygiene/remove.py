@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from ..store import audit, vectors
+from ..store import audit
 from ..store.db import Database
 from ..store.fts import optimize
 from ..store.maintenance import compact, mark_due
@@ -46,6 +46,8 @@ def by_source(nodes: Sequence[Doomed]) -> dict[str, int]:
 
 async def remove_nodes(db: Database, nodes: Sequence[Doomed], operation: str) -> int:
     """Remove ``nodes`` and everything derived from them (inside the caller's transaction)."""
+    from ..store import vectors  # loaded by a removal, not by every sync that imports this
+
     ids = [n.id for n in nodes]
     await audit.tombstone(db, ids, operation)
     await vectors.delete(db, [n.seq for n in nodes])

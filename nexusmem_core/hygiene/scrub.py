@@ -43,14 +43,14 @@ from ..errors import NexusMemError
 from ..models import Node
 from ..redact import TABLE_VERSION, redact_tally
 from ..registry import load_registry
-from ..store import audit, vectors
+from ..store import audit
 from ..store.db import Database, open_database
 from ..store.maintenance import Compaction, backup, compact, mark_due
 from ..store.nodes import decode_meta, get_cursor, set_cursor
-from .scrub_logs import LOGS, LogRemap, LogScrub, scrub_log
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from .scrub_logs import LogRemap, LogScrub
 
 __all__ = ["TABLE_CURSOR", "DatabaseScrub", "ScrubReport", "note_table_change", "scrub"]
 
@@ -170,6 +170,8 @@ async def scrub(
 
 async def _scrub_logs(settings: Settings, report: ScrubReport) -> dict[str, LogRemap]:
     """Scrub each hook log; return how to move the cursors of the ones rewritten."""
+    from .scrub_logs import LOGS, scrub_log
+
     remaps = {}
     for name, source in LOGS:
         path = settings.home / name
@@ -306,6 +308,8 @@ async def scrub_database(
 ) -> DatabaseScrub:
     """Find (dry run) or redact (``report.applied``) the secrets of one memory database;
     ``remaps`` moves its cursors of the logs already rewritten."""
+    from ..store import vectors
+
     db, apply = engine.db, report.applied
     result = DatabaseScrub(engine.repo.name, str(engine.repo.root), str(db.path))
     changes, origins, paths = await _plan(db), await _origins(db), await _paths(db)

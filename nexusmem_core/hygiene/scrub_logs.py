@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from ..collectors.agent.recall import AGENT_LOG
+from ..collectors.agent import AGENT_LOG
 from ..collectors.shell import hooklog
 from ..errors import FileAccessError
 from ..redact import redact_tally

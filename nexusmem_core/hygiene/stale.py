@@ -29,6 +29,7 @@ from ..store import audit
 from ..store.db import Database
 from ..store.fts import Candidate
 from ..store.nodes import NODE_COLUMNS
+from .flags import OPEN, count_open
 from .review import EVENT, SHORT, resolve
 
 if TYPE_CHECKING:
@@ -207,26 +208,12 @@ async def _suggestions(db: Database, old_id: str) -> list[Suggestion]:
     ]
 
 
-_OPEN = """
-from contradictions c join nodes o on o.id = c.old_id join nodes n on n.id = c.new_id
-where o.project_id = ? and c.verdict = 'yes' and not c.dismissed and o.trust = 'candidate'
-  and not exists (select 1 from nodes s where s.supersedes = o.id)
-"""
-
-
-async def count_open(db: Database, pid: str) -> int:
-    """Stale nodes with a "likely superseded" suggestion nobody has acted on yet (not
-    dismissed, reviewed or marked stale)."""
-    row = await db.fetchone(f"select count(distinct c.old_id) {_OPEN}", (pid,))
-    return int(row[0]) if row else 0
-
-
 async def open_suggestions(engine: Engine, limit: int = 50) -> OpenSuggestions:
     """The open suggestions, oldest claim first: the older node, the newer one, which model."""
     if not 1 <= limit <= 1000:
         raise UsageError("limit: must be between 1 and 1000")
     rows = await engine.db.fetchall(
-        f"select o.id, o.title, o.ts, n.id, n.title, n.ts, c.model, c.checked_at {_OPEN} "
+        f"select o.id, o.title, o.ts, n.id, n.title, n.ts, c.model, c.checked_at {OPEN} "
         "order by coalesce(o.ts, o.created_at), o.seq limit ?",
         (engine.project_id, limit),
     )

@@ -41,9 +41,8 @@ import math
 import weakref
 
 from ..store.db import Database
-from ..store.fts import Candidate, TermCounts
+from ..store.fts import Candidate, TermCounts, quote_term
 from ..store.wordtops import TOKENIZER, row_averages, varints
-from .query import quote_term
 
 __all__ = ["COVER_HITS", "NEAR_BONUS", "NEAR_GAP", "POWER", "cover"]
 

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from ..store.fts import quote_term
 from .asked import asks_howto, asks_release, asks_undone
 from .cjk import excerpt_terms, has_cjk
 
@@ -47,11 +48,6 @@ def query_terms(text: str) -> list[str]:
     terms = list(seen)
     content = [t for t in terms if t not in _STOP]
     return (content or terms)[:MAX_TERMS]
-
-
-def quote_term(term: str) -> str:
-    """One term as an FTS5 string: always a plain phrase, never an operator or a filter."""
-    return '"' + term.replace('"', '""') + '"'
 
 
 def fts_match(text: str | list[str]) -> str | None:

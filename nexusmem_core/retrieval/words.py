@@ -36,8 +36,7 @@ from __future__ import annotations
 
 from ..store import wordtops
 from ..store.db import Database
-from ..store.fts import Candidate, TermCounts, bm25_each, term_counts
-from .query import quote_term
+from ..store.fts import Candidate, TermCounts, bm25_each, quote_term, term_counts
 
 __all__ = ["EXACT_HITS", "MAX_MATCHED", "SPLIT_HITS", "all_of", "any_of", "word_candidates"]
 

@@ -13,7 +13,6 @@ from math import prod
 from typing import Any
 
 from ..retrieval.cjk import bigrams, cjk_query
-from ..retrieval.query import quote_term
 from .db import Database
 from .nodes import NODE_COLUMNS, decode_meta
 
@@ -34,6 +33,7 @@ __all__ = [
     "linked_candidates",
     "load_bodies",
     "optimize",
+    "quote_term",
     "rebuild_cjk",
     "section_candidates",
     "term_counts",
@@ -43,6 +43,11 @@ __all__ = [
 # node touches counts half, so a file name finds its commits without drowning the prose.
 TITLE_WEIGHT = 4.0
 PATHS_WEIGHT = 0.5
+
+
+def quote_term(term: str) -> str:
+    """One term as an FTS5 string: always a plain phrase, never an operator or a filter."""
+    return '"' + term.replace('"', '""') + '"'
 
 
 # The leading NODE_COLUMNS that map one to one onto Candidate fields.

@@ -40,9 +40,8 @@ import weakref
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ..retrieval.query import quote_term
 from .db import Database, share_work
-from .fts import PATHS_WEIGHT, TITLE_WEIGHT, Candidate
+from .fts import PATHS_WEIGHT, TITLE_WEIGHT, Candidate, quote_term
 from .nodes import NODE_COLUMNS
 
 __all__ = ["KEEP", "LIST_HITS", "REFRESH_ROWS", "Refreshed", "best", "refresh", "token_of"]

@@ -19,10 +19,10 @@ from typing import Any, NamedTuple
 
 from ..commands import is_predicate
 from ..shell import hooklog
+from . import AGENT_LOG
 
 __all__ = ["AGENT_LOG", "Memory", "Run", "Story", "digest", "find_root", "note_for", "story"]
 
-AGENT_LOG = "agent-events.jsonl"
 TAIL_BYTES = 2 * 1024 * 1024  # at most this much unsynced log is read per call
 DIGEST_DAYS = 14
 DIGEST_CHARS = 600  # about 150 tokens
