@@ -31,7 +31,14 @@ from .registry import register_project
 from .store import wordtops
 from .store.db import DB_ERRORS, Database
 from .store.fts import deferred_index
-from .store.nodes import delete_nodes, get_cursor, set_cursor, upsert_nodes, upsert_project
+from .store.nodes import (
+    delete_nodes,
+    get_cursor,
+    refresh_names,
+    set_cursor,
+    upsert_nodes,
+    upsert_project,
+)
 
 if TYPE_CHECKING:
     from .config import ProjectConfig
@@ -132,6 +139,7 @@ async def sync(
         empty = not await db.fetchone("select 1 from nodes where project_id = ? limit 1", (pid,))
         async with deferred_index(db) if empty else contextlib.nullcontext():
             await _ingest(engine, report, since, progress)
+        await refresh_names(db, pid, fresh=empty)  # after an upgrade that split them otherwise
         if report.commits:
             from .reverts import link_reverts
 

@@ -43,6 +43,7 @@ from ..errors import NexusMemError
 from ..models import Node
 from ..redact import TABLE_VERSION, redact_tally
 from ..registry import load_registry
+from ..retrieval.names import name_parts
 from ..store import audit
 from ..store.db import Database, open_database
 from ..store.maintenance import Compaction, backup, compact, mark_due
@@ -367,7 +368,7 @@ async def _write(db: Database, changes: list[_Change]) -> None:
     # then drops the old terms from its segments.
     await db.executemany(
         "update nodes set ref = ?, grp = ?, title = ?, body = ?, paths = ?, meta = ?, "
-        "content_hash = ? where seq = ?",
+        "content_hash = ?, names = ? where seq = ?",
         [
             (
                 c.ref,
@@ -377,6 +378,7 @@ async def _write(db: Database, changes: list[_Change]) -> None:
                 "\n".join(c.node.files),
                 c.node.meta_json,
                 c.node.content_hash,
+                name_parts(c.node.kind, c.node.title, c.node.body),  # split from the new text
                 c.seq,
             )
             for c in changes

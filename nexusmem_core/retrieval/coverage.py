@@ -128,13 +128,13 @@ async def _held(
             # Contentless: 'delete-all' empties it at once, where a plain table's delete
             # tokenized every row again (8 of a query's 10 ms on werkzeug).
             "create virtual table if not exists temp.nexusmem_cover "
-            f"using fts5(title, body, paths, content='', tokenize='{TOKENIZER}')"
+            f"using fts5(title, body, paths, names, content='', tokenize='{TOKENIZER}')"
         )
         await db.execute(_EMPTY)  # whatever a cancelled search left
         try:
             await db.execute(
-                "insert into temp.nexusmem_cover(rowid, title, body, paths) "
-                "select seq, title, body, paths from nodes "
+                "insert into temp.nexusmem_cover(rowid, title, body, paths, names) "
+                "select seq, title, body, paths, names from nodes "
                 "where seq in (select value from json_each(?))",
                 (json.dumps(seqs),),
             )

@@ -17,6 +17,7 @@ from .db import Database
 from .nodes import NODE_COLUMNS, decode_meta
 
 __all__ = [
+    "NAMES_WEIGHT",
     "PATHS_WEIGHT",
     "PROBE",
     "STRATA",
@@ -40,9 +41,11 @@ __all__ = [
 ]
 
 # BM25 column weights: a term in the title counts four times one in the body; a path the
-# node touches counts half, so a file name finds its commits without drowning the prose.
+# node touches counts half, so a file name finds its commits without drowning the prose; so
+# does a word inside an identifier the node names (retrieval/names.py).
 TITLE_WEIGHT = 4.0
 PATHS_WEIGHT = 0.5
+NAMES_WEIGHT = 0.5
 
 
 def quote_term(term: str) -> str:
@@ -277,7 +280,7 @@ async def bm25_each(
 # nodes by index instead and looked each up among them, 80 ms at 500k nodes for any query.
 _BM25_SQL = f"""
     select {NODE_COLUMNS}, -f.rank
-    from (select rowid, bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT}) as rank
+    from (select rowid, bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT}, {NAMES_WEIGHT}) as rank
           from nodes_fts where nodes_fts match ? and rowid >= ? and rowid < ?
           order by rank, rowid desc limit ?) f
     cross join nodes n on n.seq = f.rowid
@@ -292,7 +295,7 @@ _BM25_SQL = f"""
 # commit to link: "Revert change so help is printed on stdout again").
 _LINKED_SQL = f"""
     select {NODE_COLUMNS}, -f.rank
-    from (select rowid, bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT}) as rank
+    from (select rowid, bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT}, {NAMES_WEIGHT}) as rank
           from nodes_fts where nodes_fts match ? and rowid in (
               select m.seq from links l join nodes m on m.id in (l.src, l.dst)
               where l.kind = ? and l.project_id = ?
@@ -335,7 +338,7 @@ async def linked_candidates(
 SECTION_DEPTH = 5_000
 _SECTIONS_SQL = f"""
     select {NODE_COLUMNS}, -f.rank
-    from (select rowid, bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT}) as rank
+    from (select rowid, bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT}, {NAMES_WEIGHT}) as rank
           from nodes_fts where nodes_fts match ?
           order by rank, rowid desc limit {SECTION_DEPTH}) f
     cross join nodes n on n.seq = f.rowid
@@ -457,8 +460,8 @@ async def deferred_index(db: Database) -> AsyncIterator[None]:
     await db.execute("update word_top_state set upto = min(upto, ?)", (max_seq,))
     yield
     await db.execute(
-        "insert into nodes_fts(rowid, title, body, paths) "
-        "select seq, title, body, paths from nodes where seq > ?",
+        "insert into nodes_fts(rowid, title, body, paths, names) "
+        "select seq, title, body, paths, names from nodes where seq > ?",
         (max_seq,),
     )
     await db.execute(

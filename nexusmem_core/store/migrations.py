@@ -397,6 +397,48 @@ create table compaction_due (
 ) without rowid;
 """
 
+# The words inside a commit's identifiers (retrieval/names.py) get a column of their own in the
+# word index: FTS5 cannot add one, so the index is made again with four and rebuilt from the
+# nodes, and the common words' lists, scored without it, start over (the next sync makes
+# them). The column is empty until that sync fills it in.
+_V14_NAMES = """
+alter table nodes add column names text not null default '';
+drop trigger nodes_ai;
+drop trigger nodes_ad;
+drop trigger nodes_au;
+drop table nodes_fts;
+create virtual table nodes_fts using fts5(
+    title, body, paths, names,
+    content='nodes', content_rowid='seq',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+create trigger nodes_ai after insert on nodes begin
+    insert into nodes_fts(rowid, title, body, paths, names)
+    values (new.seq, new.title, new.body, new.paths, new.names);
+end;
+create trigger nodes_ad after delete on nodes begin
+    insert into nodes_fts(nodes_fts, rowid, title, body, paths, names)
+    values ('delete', old.seq, old.title, old.body, old.paths, old.names);
+end;
+create trigger nodes_au after update of title, body, paths, names on nodes begin
+    insert into nodes_fts(nodes_fts, rowid, title, body, paths, names)
+    values ('delete', old.seq, old.title, old.body, old.paths, old.names);
+    insert into nodes_fts(rowid, title, body, paths, names)
+    values (new.seq, new.title, new.body, new.paths, new.names);
+end;
+insert into nodes_fts(nodes_fts) values ('rebuild');
+drop trigger word_tops_rewritten;
+create trigger word_tops_rewritten after update of title, body, paths, names on nodes
+when old.seq <= (select upto from word_top_state) begin
+    delete from word_tops where seq = old.seq;
+    insert into word_top_late(seq) values (old.seq);
+end;
+delete from word_tops;
+delete from word_top_tokens;
+delete from word_top_late;
+update word_top_state set upto = 0, avgdl = 0;
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
@@ -411,6 +453,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (11, "word tops", _V11_WORD_TOPS),
     (12, "reverts", _V12_REVERTS),
     (13, "compaction due", _V13_COMPACTION_DUE),
+    (14, "names", _V14_NAMES),
 ]
 
 

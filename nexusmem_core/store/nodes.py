@@ -11,12 +11,16 @@ from typing import Any, cast
 from ..models import Node
 from ..redact import redact_lines, value_strings, with_strings
 from ..retrieval.cjk import has_cjk
+from ..retrieval.names import KINDS as NAMED_KINDS
+from ..retrieval.names import VERSION as NAMES_VERSION
+from ..retrieval.names import name_parts
 from .db import Database
 
 __all__ = [
     "NODE_COLUMNS",
     "delete_nodes",
     "get_cursor",
+    "refresh_names",
     "set_cursor",
     "upsert_nodes",
     "upsert_project",
@@ -32,11 +36,11 @@ NODE_COLUMNS = (
 # created_at. Trust and supersedes belong to people and are never overwritten by a resync.
 _UPSERT = """
 insert into nodes (id, project_id, kind, source, ref, grp, title, body, paths, ts, created_at,
-                   signal, provenance, content_hash, meta, cjk)
-values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   signal, provenance, content_hash, meta, cjk, names)
+values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 on conflict(id) do update set
     grp = excluded.grp, title = excluded.title, body = excluded.body, paths = excluded.paths,
-    ts = excluded.ts, cjk = excluded.cjk,
+    ts = excluded.ts, cjk = excluded.cjk, names = excluded.names,
     signal = excluded.signal, provenance = excluded.provenance,
     content_hash = excluded.content_hash, meta = excluded.meta
 where nodes.content_hash != excluded.content_hash
@@ -71,6 +75,7 @@ async def upsert_nodes(db: Database, nodes: Sequence[Node]) -> int:
                 content_hash,
                 meta,
                 has_cjk(title) or has_cjk(n.body),  # which nodes the trigram index holds
+                name_parts(n.kind, title, n.body),  # the words inside its identifiers
             )
         )
         files.extend((n.id, path) for path in paths)
@@ -169,3 +174,32 @@ def decode_meta(raw: str | None) -> dict[str, Any]:
     except json.JSONDecodeError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+NAMES_CURSOR = "names"  # the splitting rule the stored nodes' names were made by
+
+
+async def refresh_names(db: Database, project_id: str, *, fresh: bool = False) -> int:
+    """Split the identifiers of the nodes stored under another splitting rule than this
+    version's (retrieval/names.py), inside the caller's transaction; return the rows changed.
+
+    Once per change of rule, on the first sync after an upgrade: the cursor records the rule.
+    ``fresh`` is a memory this sync wrote from nothing, split as it was written.
+    """
+    if await get_cursor(db, project_id, NAMES_CURSOR) == NAMES_VERSION:
+        return 0
+    changed = []
+    if not fresh:
+        kinds = ",".join(f"'{kind}'" for kind in sorted(NAMED_KINDS))
+        rows = await db.fetchall(
+            f"select seq, kind, title, body, names from nodes where project_id = ? "
+            f"and (kind in ({kinds}) or names != '')",
+            (project_id,),
+        )
+        for seq, kind, title, body, names in rows:
+            split = name_parts(kind, title, body)
+            if split != names:
+                changed.append((split, seq))
+        await db.executemany("update nodes set names = ? where seq = ?", changed)
+    await set_cursor(db, project_id, NAMES_CURSOR, NAMES_VERSION)
+    return len(changed)

@@ -41,7 +41,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from .db import Database, share_work
-from .fts import PATHS_WEIGHT, TITLE_WEIGHT, Candidate, quote_term
+from .fts import NAMES_WEIGHT, PATHS_WEIGHT, TITLE_WEIGHT, Candidate, quote_term
 from .nodes import NODE_COLUMNS
 
 __all__ = ["KEEP", "LIST_HITS", "REFRESH_ROWS", "Refreshed", "best", "refresh", "token_of"]
@@ -54,7 +54,7 @@ LATE_MOST = 8  # rewritten rows a query still scores live (each costs a walk of 
 LIVE_MOST = 20_000  # rows past the lists a query still scores live; past that, in full
 
 # The same column weights as every other BM25 statement (store/fts.py).
-_BM25 = f"bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT})"
+_BM25 = f"bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT}, {NAMES_WEIGHT})"
 
 
 def idf(rows: int, hits: int) -> float:
@@ -382,7 +382,7 @@ async def _tokens_in(db: Database, seqs: list[int]) -> dict[str, list[int]]:
     """The tokens of the given rows, tokenized as nodes_fts does: token -> its rows."""
     await db.execute(
         "create virtual table if not exists temp.nexusmem_late "
-        f"using fts5(title, body, paths, tokenize='{TOKENIZER}')"
+        f"using fts5(title, body, paths, names, tokenize='{TOKENIZER}')"
     )
     await db.execute(
         "create virtual table if not exists temp.nexusmem_late_tokens "
@@ -391,8 +391,8 @@ async def _tokens_in(db: Database, seqs: list[int]) -> dict[str, list[int]]:
     await db.execute("delete from temp.nexusmem_late")
     marks = ",".join("?" * len(seqs))
     await db.execute(
-        "insert into temp.nexusmem_late(rowid, title, body, paths) "
-        f"select seq, title, body, paths from nodes where seq in ({marks})",
+        "insert into temp.nexusmem_late(rowid, title, body, paths, names) "
+        f"select seq, title, body, paths, names from nodes where seq in ({marks})",
         seqs,
     )
     out: dict[str, list[int]] = defaultdict(list)

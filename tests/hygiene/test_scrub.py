@@ -307,3 +307,30 @@ def test_a_repository_without_memory_is_an_error_before_any_log_is_touched(make_
     result = run_cli("scrub-secrets", "-C", str(bare.path), "--yes")
     assert result.returncode == 1 and "nexusmem init" in result.stderr
     assert holds(log)
+
+
+async def test_a_scrubbed_commit_s_names_are_split_again_from_its_redacted_text(
+    settings: Settings, repo: Repo
+):
+    """A commit's names are split from its text (retrieval/names.py): a scrub that redacts
+    the text splits them again, so no piece of the secret stays searchable through them."""
+    secret = "HunterTwoSecret99"  # what an older table let through, camelCase as it happens
+    sha = repo.commit("ci: deploy the staging box")
+    async with open_engine(settings, repo.path, create=True) as engine:
+        await handlers.sync(engine, embed=False)
+        async with engine.db.transaction():  # as an older version stored it: raw, and split
+            await engine.db.execute(
+                "update nodes set body = body || ?, names = 'hunter two secret' where ref = ?",
+                (f"\nDB_PASSWORD={secret}\n", sha),
+            )
+        assert (await handlers.search(engine, "hunter", vector=False)).results
+    done = run_cli("scrub-secrets", "-C", str(repo.path), "--yes")
+    assert done.returncode == 0, done.stderr
+    async with open_engine(settings, repo.path, read_only=True) as engine:
+        (body, names) = await engine.db.fetchone(
+            "select body, names from nodes where ref = ?", (sha,)
+        )
+        found = await handlers.search(engine, "hunter secret", vector=False)
+    assert "DB_PASSWORD=[REDACTED]" in body and secret not in body
+    assert names == ""  # nothing left to split: the identifier was the secret
+    assert sha not in [res.ref for res in found.results]

@@ -490,3 +490,31 @@ async def test_words_typed_apart_find_the_identifier_that_runs_them_together(
     finally:
         await cm.__aexit__(None, None, None)
     assert found.results[0].ref == target
+
+
+async def test_words_inside_an_identifier_the_commit_names_find_it(settings: Settings, make_repo):
+    """The commit says ``DeadlineExceededErrors``; the question says "deadline exceeded". The
+    index's tokenizer keeps the identifier whole; its parts are indexed beside it
+    (retrieval/names.py)."""
+    r: Repo = make_repo("names")
+    target = r.commit(
+        "Catch only subclasses of Exception in the importer\n\n"
+        "On the hosted runtime DeadlineExceededErrors can occur anywhere, and a bare except "
+        "swallowed them while a module was half loaded.\n",
+        {"importer.py": "ok = 1\n"},
+    )
+    for i in range(8):  # enough rows for the words' weights to mean something
+        r.commit(f"Tidy the loader {i}", {f"loader{i}.py": f"x = {i}\n"})
+    other = r.commit("Document the request deadline option", {"docs.py": "d = 1\n"})
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        found = await handlers.search(
+            engine, "why does the importer care about the deadline being exceeded?", vector=False
+        )
+        (names,) = await engine.db.fetchone("select names from nodes where ref = ?", (target,))
+        (untouched,) = await engine.db.fetchone("select names from nodes where ref = ?", (other,))
+    finally:
+        await cm.__aexit__(None, None, None)
+    assert [res.ref for res in found.results[:2]] == [target, other]
+    assert names == "deadline exceeded errors"
+    assert untouched == ""  # no identifier in it: nothing to split

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from nexusmem_core import handlers
+from nexusmem_core.config import Settings
+from nexusmem_core.engine import open_engine
 from nexusmem_core.store.db import open_database
-from nexusmem_core.store.migrations import MIGRATIONS, migrate
+from nexusmem_core.store.migrations import _V1_FTS, MIGRATIONS, _statements, migrate
+from nexusmem_core.store.nodes import refresh_names
+
+from ..conftest import Repo
 
 EXPECTED_TABLES = {
     "schema_migrations",
@@ -55,6 +61,7 @@ EXPECTED_NODE_COLUMNS = [
     "content_hash",
     "meta",
     "cjk",
+    "names",
 ]
 
 
@@ -157,3 +164,53 @@ async def test_links_take_the_github_kinds_and_still_cascade(tmp_path: Path) -> 
         await db.execute("insert into links values ('a', 'b', 'closes', 'p', 0)")
         await db.execute("delete from nodes where id = 'b'")
         assert await db.fetchall("select * from links") == []  # still cascades
+
+
+# What v14 replaced: the word index of three columns, and the word lists' trigger on them.
+_BEFORE_NAMES = f"""
+drop trigger nodes_ai;
+drop trigger nodes_ad;
+drop trigger nodes_au;
+drop trigger word_tops_rewritten;
+drop table nodes_fts;
+alter table nodes drop column names;
+{_V1_FTS}
+insert into nodes_fts(nodes_fts) values ('rebuild');
+create trigger word_tops_rewritten after update of title, body, paths on nodes
+when old.seq <= (select upto from word_top_state) begin
+    delete from word_tops where seq = old.seq;
+    insert into word_top_late(seq) values (old.seq);
+end;
+delete from schema_migrations where version = 14;
+delete from cursors where source = 'names';
+"""
+
+
+async def test_a_memory_from_before_names_splits_its_commits_on_the_next_sync(
+    settings: Settings, repo: Repo
+):
+    """v14 gives the word index a names column (retrieval/names.py): the commits an older
+    version stored are split by the first sync after the upgrade, once."""
+    sha = repo.commit(
+        "Catch only subclasses of Exception\n\n"
+        "On the hosted runtime DeadlineExceededErrors can occur anywhere.\n"
+    )
+    question = "is the deadline exceeded error caught?"
+    async with open_engine(settings, repo.path, create=True) as engine:
+        await handlers.sync(engine, embed=False)
+        for statement in _statements(_BEFORE_NAMES):  # the file as v13 left it
+            await engine.db.execute(statement)
+    async with open_engine(settings, repo.path) as engine:  # migrated to v14 on opening
+        (names,) = await engine.db.fetchone("select names from nodes where ref = ?", (sha,))
+        assert names == ""  # the column is there, not filled in yet
+        report = await handlers.sync(engine, embed=False)
+        (names,) = await engine.db.fetchone("select names from nodes where ref = ?", (sha,))
+        found = await handlers.search(engine, question, vector=False)
+        (rule,) = await engine.db.fetchone("select value from cursors where source = 'names'")
+        async with engine.db.transaction():
+            again = await refresh_names(engine.db, engine.project_id)
+    assert report.commits == 0  # nothing new to walk: the split came from the stored nodes
+    assert names == "deadline exceeded errors"
+    assert found.results[0].ref == sha
+    assert rule == "1"
+    assert again == 0  # once: the rule is recorded, nothing is split again
