@@ -2,8 +2,10 @@
 
 Some questions name the kind of record that answers them:
 
-- something tried and undone ("did we ever try X?", "why was it backed out", "what happened
-  to that?", "has it come back?") is answered by a revert and the commit it undid;
+- something tried and undone ("did we ever try X?", "did we once try X?", "why was it backed
+  out", "why was it taken out", "what happened to that?", "has it come back?") is answered by
+  a revert and the commit it undid; in the present tense ("why is X taken out of the tree
+  when ...") it asks what the code does now, and is not such a question;
 - "which release / what version added X and dropped Y" is answered by a changelog's section
   for that release;
 - "how do I X?", "can I X?", "where should X go?" is answered by a documentation section more
@@ -57,7 +59,8 @@ LIFT = 1.6
 _UNDONE = re.compile(
     r"\b(?:revert\w*|back(?:ed)?\s+(?:\w+\s+)?out|undo\w*|undid|undone|roll(?:ed)?\s+back|"
     r"put\s+(?:\w+\s+)?back|c[oa]me\s+back|brought\s+back|reintroduc\w*|tried|attempt\w*|"
-    r"ever|taken\s+out|(?:did|does)\s+(?:that|it)\s+(?:stick|last)|what\s+happened\s+to|"
+    r"ever|(?:was|were|got|been)\s+(?:\w+\s+)?taken\s+out|did\s+(?:we|you|they|someone|anyone)\s+"
+    r"(?:\w+\s+)?try|(?:did|does)\s+(?:that|it)\s+(?:stick|last)|what\s+happened\s+to|"
     r"what\s+became\s+of)\b",
     re.IGNORECASE,
 )

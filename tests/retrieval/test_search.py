@@ -151,6 +151,35 @@ async def test_an_undone_pair_outranks_a_section_that_holds_more_of_the_words(
     assert {res.ref for res in asked.results[:2]} == {tried, undone}
 
 
+async def test_did_we_try_asks_after_something_undone(settings: Settings, make_repo):
+    """ "Did we once try ..." asks what was tried and undone as "did we ever try" does: the
+    attempt and its revert come before the section holding more of the question's words."""
+    r: Repo = make_repo("undone-try")
+    words = "callback to append content at the end of each generated file"
+    r.commit(
+        "docs: tree generation",
+        {
+            "docs/gen.md": f"# Generating\n\n## Customize GenTree\n\nGenTree takes a {words}.\n"
+            f"GenTree writes each generated file; a {words} or prepend one.\n"
+        },
+    )
+    for i in range(8):  # enough rows for the words' weights to mean something
+        r.commit(f"Tidy generated file {i} content", {f"gen{i}.py": f"x = {i}\n"})
+    tried = r.commit("Add a postpender to GenTree", {"tree.py": "POST = True\n"})
+    undone = r.commit(
+        f'Revert "Add a postpender to GenTree"\n\nThis reverts commit {tried}.',
+        {"tree.py": "POST = False\n"},
+    )
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        asked = await handlers.search(
+            engine, f"Did we once try to give GenTree a {words}?", vector=False
+        )
+    finally:
+        await cm.__aexit__(None, None, None)
+    assert {res.ref for res in asked.results[:2]} == {tried, undone}
+
+
 async def test_a_revert_told_in_words_is_what_an_undone_question_asks_for(
     settings: Settings, make_repo
 ):
@@ -214,6 +243,8 @@ def test_what_reads_as_a_question_about_something_undone():
         "what happened to the fish completions?",
         "has the alias come back?",
         "was it rolled back",
+        "did we once try making the types re-export the CommonJS ones?",
+        "and why was it taken out?",
     ]
     for text in undone:
         assert parse_query(text).undone, text
@@ -222,6 +253,8 @@ def test_what_reads_as_a_question_about_something_undone():
         "why does the parser reject tabs",
         "every flag",
         "what happened with albums?",
+        # present tense: what the code does now, not what was tried and undone
+        "why is the hidden command taken out of the tree when there are no subcommands?",
     ):
         assert not parse_query(text).undone, text
 
