@@ -26,6 +26,8 @@ __all__ = [
     "upsert_project",
 ]
 
+NAMES_CURSOR = "names"  # names the splitting rule the stored nodes' names were made by
+
 NODE_COLUMNS = (
     "n.id, n.project_id, n.kind, n.ref, n.grp, n.title, n.ts, n.created_at, n.signal, "
     "n.provenance, n.trust, n.meta, "
@@ -174,9 +176,6 @@ def decode_meta(raw: str | None) -> dict[str, Any]:
     except json.JSONDecodeError:
         return {}
     return value if isinstance(value, dict) else {}
-
-
-NAMES_CURSOR = "names"  # the splitting rule the stored nodes' names were made by
 
 
 async def refresh_names(db: Database, project_id: str, *, fresh: bool = False) -> int:

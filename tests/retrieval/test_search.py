@@ -120,13 +120,13 @@ async def test_a_question_about_something_undone_finds_the_revert_pair_first(
     assert {res.ref for res in asked.results[:2]} == {tried, undone}
 
 
-async def test_an_undone_pair_outranks_a_section_that_holds_more_of_the_words(
-    settings: Settings, make_repo
-):
-    """The pair holds the one name the question turns on; the section holds that name and
-    most of its other words. Asked what became of it, the pair comes first."""
-    r: Repo = make_repo("undone-far")
-    words = "callback to append content at the end of each generated file"
+_GENTREE_WORDS = "callback to append content at the end of each generated file"
+
+
+def _gentree_and_its_undone_postpender(r: Repo) -> tuple[str, str]:
+    """A section holding the name and most words of the questions below, and a commit that
+    tried the thing and its revert, which hold only the name; returns (tried, undone)."""
+    words = _GENTREE_WORDS
     r.commit(
         "docs: tree generation",
         {
@@ -141,10 +141,20 @@ async def test_an_undone_pair_outranks_a_section_that_holds_more_of_the_words(
         f'Revert "Add a postpender to GenTree"\n\nThis reverts commit {tried}.',
         {"tree.py": "POST = False\n"},
     )
+    return tried, undone
+
+
+async def test_an_undone_pair_outranks_a_section_that_holds_more_of_the_words(
+    settings: Settings, make_repo
+):
+    """The pair holds the one name the question turns on; the section holds that name and
+    most of its other words. Asked what became of it, the pair comes first."""
+    r: Repo = make_repo("undone-far")
+    tried, undone = _gentree_and_its_undone_postpender(r)
     cm, engine, _ = await _synced(settings, r)
     try:
         asked = await handlers.search(
-            engine, f"Did GenTree ever get a {words}? What happened to it?", vector=False
+            engine, f"Did GenTree ever get a {_GENTREE_WORDS}? What happened to it?", vector=False
         )
     finally:
         await cm.__aexit__(None, None, None)
@@ -155,25 +165,11 @@ async def test_did_we_try_asks_after_something_undone(settings: Settings, make_r
     """ "Did we once try ..." asks what was tried and undone as "did we ever try" does: the
     attempt and its revert come before the section holding more of the question's words."""
     r: Repo = make_repo("undone-try")
-    words = "callback to append content at the end of each generated file"
-    r.commit(
-        "docs: tree generation",
-        {
-            "docs/gen.md": f"# Generating\n\n## Customize GenTree\n\nGenTree takes a {words}.\n"
-            f"GenTree writes each generated file; a {words} or prepend one.\n"
-        },
-    )
-    for i in range(8):  # enough rows for the words' weights to mean something
-        r.commit(f"Tidy generated file {i} content", {f"gen{i}.py": f"x = {i}\n"})
-    tried = r.commit("Add a postpender to GenTree", {"tree.py": "POST = True\n"})
-    undone = r.commit(
-        f'Revert "Add a postpender to GenTree"\n\nThis reverts commit {tried}.',
-        {"tree.py": "POST = False\n"},
-    )
+    tried, undone = _gentree_and_its_undone_postpender(r)
     cm, engine, _ = await _synced(settings, r)
     try:
         asked = await handlers.search(
-            engine, f"Did we once try to give GenTree a {words}?", vector=False
+            engine, f"Did we once try to give GenTree a {_GENTREE_WORDS}?", vector=False
         )
     finally:
         await cm.__aexit__(None, None, None)
