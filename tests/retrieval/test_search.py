@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine
@@ -144,8 +146,16 @@ def _gentree_and_its_undone_postpender(r: Repo) -> tuple[str, str]:
     return tried, undone
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        f"Did GenTree ever get a {_GENTREE_WORDS}? What happened to it?",
+        # "did we once try" asks what was tried and undone as "did we ever try" does
+        f"Did we once try to give GenTree a {_GENTREE_WORDS}?",
+    ],
+)
 async def test_an_undone_pair_outranks_a_section_that_holds_more_of_the_words(
-    settings: Settings, make_repo
+    settings: Settings, make_repo, question: str
 ):
     """The pair holds the one name the question turns on; the section holds that name and
     most of its other words. Asked what became of it, the pair comes first."""
@@ -153,24 +163,7 @@ async def test_an_undone_pair_outranks_a_section_that_holds_more_of_the_words(
     tried, undone = _gentree_and_its_undone_postpender(r)
     cm, engine, _ = await _synced(settings, r)
     try:
-        asked = await handlers.search(
-            engine, f"Did GenTree ever get a {_GENTREE_WORDS}? What happened to it?", vector=False
-        )
-    finally:
-        await cm.__aexit__(None, None, None)
-    assert {res.ref for res in asked.results[:2]} == {tried, undone}
-
-
-async def test_did_we_try_asks_after_something_undone(settings: Settings, make_repo):
-    """ "Did we once try ..." asks what was tried and undone as "did we ever try" does: the
-    attempt and its revert come before the section holding more of the question's words."""
-    r: Repo = make_repo("undone-try")
-    tried, undone = _gentree_and_its_undone_postpender(r)
-    cm, engine, _ = await _synced(settings, r)
-    try:
-        asked = await handlers.search(
-            engine, f"Did we once try to give GenTree a {_GENTREE_WORDS}?", vector=False
-        )
+        asked = await handlers.search(engine, question, vector=False)
     finally:
         await cm.__aexit__(None, None, None)
     assert {res.ref for res in asked.results[:2]} == {tried, undone}
