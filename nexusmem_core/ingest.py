@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -180,11 +180,17 @@ async def commit_nodes(
 
 
 async def diff_nodes(
-    project_id: str, root: Path, rev_args: list[str], config: ProjectConfig
+    project_id: str,
+    root: Path,
+    rev_args: list[str],
+    config: ProjectConfig,
+    paths: Sequence[str] = (),
 ) -> AsyncIterator[Node]:
+    """The file diffs of the commits ``rev_args`` selects (of the files at ``paths`` only,
+    when given)."""
     skip = config.sources.diff.skip_globs
     limit = config.limits.max_body_chars
-    async for commit, patches in walk_patches(root, rev_args):
+    async for commit, patches in walk_patches(root, rev_args, paths):
         kept = [patch for patch in patches if not is_skipped_path(patch.path, skip)]
         if not kept:
             continue

@@ -13,6 +13,8 @@ import anyio
 
 from . import ingest
 from .collectors.agent.nodes import agent_node
+from .collectors.changelog import NAME_WORDS as _CHANGELOG_WORDS
+from .collectors.changelog import is_changelog
 from .collectors.git import is_ancestor, read_repo
 from .collectors.shell import hooklog
 from .collectors.shell.history import PARSERS, LastRead
@@ -48,6 +50,7 @@ __all__ = ["Progress", "embed_pending", "git_since", "sync"]
 
 Progress = Callable[[str, int], None]
 BATCH = 2000
+RELEASE_HISTORY_CURSOR = "release-history"  # the deleted changelogs whose history is read
 _AGO = re.compile(r"\d+[ .](second|minute|hour|day|week|month|year)s?[ .]ago", re.IGNORECASE)
 
 
@@ -214,6 +217,7 @@ async def _ingest(
     """Every source in turn: commits, then their diffs, then docs (dated by the commits)."""
     repo, db, pid, sources = engine.repo, engine.db, engine.project_id, engine.config.sources
     touched: dict[str, int] = {}
+    full = False
     deny = await DenyFilter.load(db, pid)  # forgotten values: a node holding one is not written
     if repo.head:
         cursor = await get_cursor(db, pid, "git")
@@ -237,6 +241,8 @@ async def _ingest(
         await _prune_unreachable(engine, report, rewritten=full and cursor is not None)
     if sources.docs.enabled:
         await _sync_docs(engine, touched, report, progress, deny)
+    if repo.head and sources.diff.enabled and since is None:
+        report.diffs += await _sync_release_history(engine, touched, full, progress, deny)
     if sources.shell.enabled:
         await _sync_shell(engine, report, progress, deny)
     if sources.agent.enabled:
@@ -447,6 +453,49 @@ async def _sync_diffs(
 ) -> int:
     nodes = ingest.diff_nodes(engine.project_id, engine.repo.root, rev_args, engine.config)
     return await _write_all(engine.db, nodes, "diffs", progress, deny)
+
+
+async def _sync_release_history(
+    engine: Engine, touched: dict[str, int], full: bool, progress: Progress, deny: DenyFilter
+) -> int:
+    """A repository that no longer keeps a changelog (cobra deleted its CHANGELOG.md for
+    GitHub's release pages) still has one in its history: the patches of the commits that
+    wrote it, which a first sync reads only for its last ``diff.max_commits`` commits. Read
+    them all, once for each such file, so "which release added X" finds the commit that
+    wrote the release's notes (retrieval/group.py lets them speak for their commit). A
+    repository whose memory holds a changelog's sections needs none of it: they answer.
+
+    The changelogs in history are the paths the commits walked touched (``touched``: all of
+    history on a full walk); a memory that never looked (made before this) looks once among
+    every commit's files.
+    """
+    db, pid = engine.db, engine.project_id
+    held = await db.fetchall("select path from doc_files where project_id = ?", (pid,))
+    if any(is_changelog(path) for (path,) in held):
+        return 0
+    done = await get_cursor(db, pid, RELEASE_HISTORY_CURSOR)
+    if done is None and not full:
+        rows = await db.fetchall(
+            "select distinct f.path from node_files f join nodes n on n.id = f.node_id "
+            "where n.project_id = ? and n.kind = 'git_commit' and ("
+            + " or ".join("lower(f.path) like ?" for _ in _CHANGELOG_WORDS)
+            + ")",
+            (pid, *(f"%{word}%" for word in _CHANGELOG_WORDS)),
+        )
+        seen = [path for (path,) in rows]
+    else:
+        seen = list(touched)
+    # After a rewrite every commit is new: each changelog's history is read again.
+    read = set(done.split("\n")) if done and not full else set()
+    paths = sorted({path for path in seen if is_changelog(path)} - read)
+    if done is not None and not paths:
+        return 0
+    written = 0
+    if paths:
+        nodes = ingest.diff_nodes(pid, engine.repo.root, [engine.repo.head], engine.config, paths)
+        written = await _write_all(db, nodes, "diffs", progress, deny)
+    await set_cursor(db, pid, RELEASE_HISTORY_CURSOR, "\n".join(sorted(read | set(paths))))
+    return written
 
 
 async def _sync_docs(

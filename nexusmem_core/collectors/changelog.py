@@ -15,11 +15,12 @@ import calendar
 import datetime as dt
 import re
 
-__all__ = ["is_changelog", "plain_release_text", "release_label", "version_of"]
+__all__ = ["NAME_WORDS", "is_changelog", "plain_release_text", "release_label", "version_of"]
 
 _NAMES = frozenset(
     ("changes", "changelog", "history", "news", "releases", "release-notes", "release_notes")
 )
+NAME_WORDS = ("change", "history", "news", "release")  # one is in every name above
 _EXTENSIONS = frozenset(("", ".md", ".markdown", ".rst", ".txt"))
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")  # [text](url) -> text
 _VERSION = re.compile(

@@ -173,9 +173,10 @@ def parse_patches(sha: str, text: str) -> list[FilePatch]:
 
 
 async def walk_patches(
-    root: Path, rev_args: list[str]
+    root: Path, rev_args: list[str], paths: Sequence[str] = ()
 ) -> AsyncIterator[tuple[Commit, list[FilePatch]]]:
-    """Stream the non-merge commits selected by ``rev_args`` with their per-file patches."""
+    """Stream the non-merge commits selected by ``rev_args`` with their per-file patches; with
+    ``paths``, only the commits that touch one of them, and only those files' patches."""
     args = [
         "log",
         "-p",
@@ -186,6 +187,7 @@ async def walk_patches(
         "--format=" + LOG_FORMAT,
         *rev_args,
         "--",
+        *paths,
     ]
     async for record in log_records(root, args):
         if (parsed := _split_commit(record)) is not None:

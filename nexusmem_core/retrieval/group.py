@@ -38,6 +38,12 @@ async def group_commits(
     """``ranked`` (by relevance) with every file diff folded into its commit; by relevance."""
     commits = {c.ref: c for c in ranked if c.kind == "git_commit"}
     prose = {c.id for c in ranked if _sha(c) and _is_prose(c, doc_extensions)}
+    if any(is_changelog(_path(c)) for c in ranked if c.id in prose) and not await _keeps_log(
+        db, pid
+    ):
+        # No changelog in memory: its history is the only record of what each release
+        # shipped, and the commit that wrote a release's notes answers for it.
+        prose = {i for c in ranked if (i := c.id) in prose and not is_changelog(_path(c))}
     missing = sorted(
         {sha for c in ranked if (sha := _sha(c)) and sha not in commits and c.id not in prose}
     )
@@ -70,8 +76,18 @@ async def group_commits(
 
 
 def _is_prose(c: Candidate, doc_extensions: tuple[str, ...]) -> bool:
-    path = c.ref.partition(":")[2]  # a diff's reference is ``<sha>:<path>``
+    path = _path(c)
     return path.lower().endswith(doc_extensions) or is_changelog(path)
+
+
+def _path(c: Candidate) -> str:
+    return c.ref.partition(":")[2]  # a diff's reference is ``<sha>:<path>``
+
+
+async def _keeps_log(db: Database, pid: str) -> bool:
+    """Whether memory holds a changelog's sections."""
+    rows = await db.fetchall("select path from doc_files where project_id = ?", (pid,))
+    return any(is_changelog(path) for (path,) in rows)
 
 
 def _sha(c: Candidate) -> str | None:

@@ -4,12 +4,13 @@ comes with what it undid, and a row holding more of the question ranks first."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
-from nexusmem_core.engine import Engine, open_engine
+from nexusmem_core.engine import Engine, ensure_workspace, open_engine
 from nexusmem_core.render import render_search
 from nexusmem_core.retrieval.query import parse_query
 
@@ -222,6 +223,44 @@ async def test_a_release_question_finds_the_release_section_first(settings: Sett
         await cm.__aexit__(None, None, None)
     assert plain.results[0].ref == commit  # the words alone: the commit says it shortest
     assert asked.results[0].ref == "CHANGES.md#Version 2.0"
+
+
+@pytest.mark.parametrize("deleted", ["before the first sync", "after it"])
+async def test_a_deleted_changelog_still_says_which_release_shipped_a_change(
+    settings: Settings, make_repo, deleted: str
+):
+    """The commit that wrote a release's notes answers for the release once the changelog
+    is gone from the tree, though it is older than the window of commits whose diffs a
+    first sync reads: its subject says only "Update CHANGELOG.md"."""
+    r: Repo = make_repo("nolog")
+    r.commit("Start", {"main.go": "package main\n", "CHANGELOG.md": "# Changelog\n"})
+    release = r.commit(
+        "Update CHANGELOG.md for v1.4.0",
+        {
+            "CHANGELOG.md": "# Changelog\n\n## v1.4.0\n\n* Zsh completions show descriptions\n"
+            "* Bump yaml to v3.0.1\n"
+        },
+    )
+    r.commit("Describe the zsh completion script", {"README.md": "Zsh: source the script.\n"})
+    for i in range(6):  # the release commit falls out of the diff window below
+        r.commit(f"Refactor part {i} of the parser", {f"parse{i}.go": f"package p{i}\n"})
+    ensure_workspace(r.path)
+    config = r.path / ".nexusmem" / "config.json"
+    config.write_text(json.dumps({"version": 1, "sources": {"diff": {"maxCommits": 3}}}))
+    if deleted == "after it":
+        cm, engine, _ = await _synced(settings, r)
+        await cm.__aexit__(None, None, None)
+    r.git("rm", "-q", "CHANGELOG.md")
+    r.commit("Remove the changelog: releases are written on GitHub now")
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        found = await handlers.search(
+            engine, "which release made zsh completions show descriptions?", vector=False
+        )
+    finally:
+        await cm.__aexit__(None, None, None)
+    assert found.results[0].ref == release
+    assert "v1.4.0" in found.results[0].summary  # the notes it wrote are its excerpt
 
 
 def test_what_reads_as_a_question_about_something_undone():
