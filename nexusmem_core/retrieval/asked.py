@@ -9,7 +9,10 @@ Some questions name the kind of record that answers them:
 - "which release / what version added X and dropped Y" is answered by a changelog's section
   for that release;
 - "how do I X?", "can I X?", "where should X go?" is answered by a documentation section more
-  often than by the commit that made X possible (the section says how; the commit, that).
+  often than by the commit that made X possible (the section says how; the commit, that);
+- "which commit fixed it?", "what changed to stop that?", "where was that fixed?" is answered
+  by a commit, though a section of the docs that describes the symptom holds more of its
+  words.
 
 Words alone rank these badly in both arms. The vector arm finds the commits that made each
 change a release lists (a release section runs to thousands of characters and its vector
@@ -25,13 +28,16 @@ Measured on the real set (bench/eval/real, MRR@10; BM25 / hybrid with all-minilm
     revert questions (36)    no lift 0.464 (BM25)    1.3: 0.502   1.6: 0.546   2.0: 0.574,
                              where release questions that read as undone began to lose
     how-to questions (36)    no lift 0.664 (BM25)    1.3: 0.701   1.6: 0.701   2.0: 0.705
+    which-commit (19 of 216, all answered by commits; BM25, all kinds): no lift 0.761,
+                             1.6: 0.765 (broke 0.684 -> 0.709; three rose, none fell)
 
 The other kinds' questions did not move at 1.6: 1 of 180 reads as a release question, none as
 an undone one, none as a how-to one (26 of the 36 how-to questions do). A question that reads
-as more than one kind is taken as release or undone, not how-to: "how did the release...", "can
-I still... after it was reverted" ask for those. Nor is "how do I fix this error" how-to: a
-pasted error wants the commit that fixed it. "When did X arrive" is not taken for a release
-question: it is as often asked of a commit ("when was that corrected?").
+as more than one kind is taken as release or undone, then as which-commit, and only then as
+how-to: "how did the release...", "can I still... after it was reverted" ask for those. Nor
+is "how do I fix this error" how-to: a pasted error wants the commit that fixed it. "When
+did X arrive" is not taken for a release question: it is as often asked of a commit ("when
+was that corrected?").
 """
 
 from __future__ import annotations
@@ -44,10 +50,12 @@ from ..collectors.changelog import is_changelog, version_of
 
 __all__ = [
     "LIFT",
+    "asks_commit",
     "asks_howto",
     "asks_release",
     "asks_undone",
     "is_release_section",
+    "lift_commits",
     "lift_howto",
     "lift_releases",
 ]
@@ -71,6 +79,15 @@ _RELEASE = re.compile(
     re.IGNORECASE,
 )
 
+# "Which commit fixed it", "what changed to stop that", "where was that fixed": the answer is
+# a commit, whatever section of the docs holds more of the symptom's words.
+_COMMIT = re.compile(
+    r"\b(?:(?:which|what|the|a)\s+(?:\w+\s+){0,2}commits?|"
+    r"what\s+(?:\w+\s+)?(?:fixed|changed|broke|caused|introduced)|"
+    r"where\s+(?:was|did|has)\s+(?:\w+\s+){0,3}(?:fixed|changed)|"
+    r"(?:was|been|got|get)\s+(?:this|that|it)\s+fixed|fixed\s+(?:it|this|that))\b",
+    re.IGNORECASE,
+)
 _HOWTO = re.compile(
     r"\bhow\s+(?:do|can|should|would|could)\s+(?:i|we|you|one|users?|my|end\s+users)\b|"
     r"\bhow\s+to\b|\bwhere\s+should\b|\bwhat\s+do\s+i\s+pass\b|\bcan\s+i\b",
@@ -89,6 +106,10 @@ def asks_undone(text: str) -> bool:
 
 def asks_release(text: str) -> bool:
     return _RELEASE.search(text) is not None
+
+
+def asks_commit(text: str) -> bool:
+    return _COMMIT.search(text) is not None
 
 
 def asks_howto(text: str) -> bool:
@@ -123,6 +144,12 @@ def is_release_section(c: _Candidate) -> bool:
 def lift_releases(candidates: list[C]) -> list[C]:
     """For a release question: its release sections lifted; best first again."""
     return _lifted(candidates, is_release_section)
+
+
+def lift_commits(candidates: list[C]) -> list[C]:
+    """For a question that asks which commit did something: the commits lifted (with the
+    diffs they hold, grouped into them before this); best first again."""
+    return _lifted(candidates, lambda c: c.kind == "git_commit")
 
 
 def lift_howto(candidates: list[C]) -> list[C]:

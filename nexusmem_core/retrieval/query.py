@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from ..store.fts import quote_term
-from .asked import asks_howto, asks_release, asks_undone
+from .asked import asks_commit, asks_howto, asks_release, asks_undone
 from .cjk import excerpt_terms, has_cjk
 
 __all__ = ["MAX_TERMS", "Query", "fts_match", "parse_query", "query_terms", "quote_term"]
@@ -84,6 +84,7 @@ class Query:
     undone: bool = False
     release: bool = False
     howto: bool = False
+    commit: bool = False
     pairs: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -117,6 +118,7 @@ def parse_query(text: str) -> Query:
     cjk = has_cjk(text)
     shown = words + (excerpt_terms(text) if cjk else [])
     undone, release = asks_undone(text), asks_release(text)
+    commit = asks_commit(text) and not (undone or release)
     return Query(
         text=text,
         terms=terms,
@@ -124,6 +126,7 @@ def parse_query(text: str) -> Query:
         excerpt_terms=shown,
         undone=undone,
         release=release,
-        howto=asks_howto(text) and not (undone or release),
+        howto=asks_howto(text) and not (undone or release or commit),
+        commit=commit,
         pairs=list(pairwise(words)),  # words are distinct: no pair repeats a word
     )

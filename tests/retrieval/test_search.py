@@ -263,6 +263,54 @@ async def test_a_deleted_changelog_still_says_which_release_shipped_a_change(
     assert "v1.4.0" in found.results[0].summary  # the notes it wrote are its excerpt
 
 
+async def test_a_question_asking_which_commit_fixed_it_finds_the_commit_first(
+    settings: Settings, make_repo
+):
+    r: Repo = make_repo("which-commit")
+    r.commit(
+        "Write the upload docs",
+        {
+            "docs/uploads.md": "# Uploads\n\n## Reusing file objects\n\nEach request reads a "
+            "file object to its end, so reusing one sends an empty part. Open the file again.\n"
+        },
+    )
+    for i in range(10):  # enough rows for the words' weights to mean something
+        r.commit(f"Refactor part {i} of the parser", {f"parse{i}.py": f"x = {i}\n"})
+    fix = r.commit(
+        "Seek file objects to the start before each request\n\nThe second post sent an empty part.",
+        {"up.py": "s\n"},
+    )
+    cm, engine, _ = await _synced(settings, r)
+    symptom = "posting the same open file object twice sends an empty part the second time"
+    try:
+        plain = await handlers.search(engine, symptom, vector=False)
+        asked = await handlers.search(engine, f"{symptom}: which commit fixed it?", vector=False)
+    finally:
+        await cm.__aexit__(None, None, None)
+    assert plain.results[0].ref == "docs/uploads.md#Reusing file objects"  # more of the words
+    assert fix in [r.ref for r in plain.results]
+    assert asked.results[0].ref == fix
+
+
+def test_what_reads_as_asking_for_a_commit():
+    for text in (
+        "the second request arrives empty. Why, and what fixed it?",
+        "which commit fixed the zombie processes?",
+        "find the commit that started reaping them",
+        "where was that fixed?",
+        "what changed to stop that",
+        "was this fixed",
+    ):
+        assert parse_query(text).commit, text
+    for text in (
+        "how do I pass flags through to a wrapped program?",
+        "why is the docstring kept whole?",
+        "which release fixed the upload retry?",  # a release question
+        "was the fix for the pager reverted?",  # something undone
+    ):
+        assert not parse_query(text).commit, text
+
+
 def test_what_reads_as_a_question_about_something_undone():
     undone = [
         "did we ever try a lazy loader?",
