@@ -25,6 +25,22 @@ BASE_TS = 1_767_225_600  # 2026-01-01T00:00:00Z
 NEXUSMEM = str(Path(sys.executable).with_name("nexusmem"))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Every process the suite starts (the CLI, the hooks, the MCP server: hundreds of them)
+    reads the package's bytecode from one cache instead of compiling the package again: an
+    editable install has none beside its sources, and with ``PYTHONDONTWRITEBYTECODE=1`` (set
+    on these machines, and maybe on a user's) none is ever written, so each process paid the
+    compile an installed wheel never pays. The cache is under ``.pytest_cache``, never beside
+    the sources; set here, before xdist starts its workers, everything the run starts
+    inherits it. What a process imports is unchanged, and no test measures time."""
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller has set it
+        return
+    if config.cache is None:  # -p no:cacheprovider: nowhere of the run's own to put it
+        return
+    os.environ.setdefault("PYTHONPYCACHEPREFIX", str(config.cache.mkdir("pycache")))
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
 class Repo:
     """A real git repository in a tmp dir, with commits at controlled times."""
 
