@@ -4,6 +4,9 @@ here costs every such command its import; they are loaded when their work is the
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from .conftest import Repo, modules_imported_by, run_cli
 
 
@@ -70,3 +73,18 @@ def test_a_query_imports_no_writer(repo: Repo):
     assert "nexusmem_core.retrieval.search" in loaded
     writers = {"nexusmem_core.sync", "nexusmem_core.ingest", "nexusmem_core.collectors.diffs"}
     assert not loaded & (_DEFERRED | writers), loaded & (_DEFERRED | writers)
+
+
+def test_a_use_case_named_like_its_module_is_the_use_case_whatever_came_first():
+    """``handlers.search`` is the function even when ``handlers.get_node`` was looked up first:
+    importing ``handlers/search.py`` binds the package's ``search`` to that module (an MCP
+    client that read a resource before it searched got "'module' object is not callable")."""
+    code = (
+        "import inspect\n"
+        "from nexusmem_core import handlers\n"
+        "handlers.get_node, handlers.scan_github, handlers.status\n"
+        "for use in (handlers.search, handlers.scan, handlers.status):\n"
+        "    assert inspect.iscoroutinefunction(use), use\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]

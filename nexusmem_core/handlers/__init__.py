@@ -98,9 +98,13 @@ def __getattr__(name: str) -> Any:
     area = _AREA_OF.get(name)
     if area is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f".{area}", __name__), name)
-    globals()[name] = value  # the next lookup is an ordinary one
-    return value
+    module = import_module(f".{area}", __name__)
+    # Every name of the area at once, so the next lookups are ordinary ones. All of them: an
+    # import of ``.search`` binds the package's ``search`` to that module, and it would stand
+    # in for the function ``search`` once ``get_node`` (from the same module) came first.
+    for each in _AREAS[area]:
+        globals()[each] = getattr(module, each)
+    return globals()[name]
 
 
 def __dir__() -> list[str]:
