@@ -11,6 +11,7 @@ import pytest
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, ensure_workspace, open_engine
+from nexusmem_core.models import SearchResponse
 from nexusmem_core.render import render_search
 from nexusmem_core.retrieval.query import parse_query
 
@@ -200,29 +201,62 @@ async def test_a_revert_told_in_words_is_what_an_undone_question_asks_for(
     assert asked.results[0].ref == worded
 
 
-async def test_a_release_question_finds_the_release_section_first(settings: Settings, make_repo):
-    r: Repo = make_repo("release")
-    items = "".join(f"-   Tidy module {i} of the renderer.\n" for i in range(4))
-    r.commit(
-        "Release 2.0",
-        {
-            "CHANGES.md": "# Changes\n\n## Version 2.0\n\nReleased 2026-03-01\n\n"
-            f"-   Uploads retry once on a timeout.\n{items}\n## Version 1.0\n\n-   First.\n"
-        },
-    )
-    for i in range(10):  # enough rows for the words' weights to mean something
+async def _asked_after_a_doc(
+    settings: Settings, r: Repo, doc: dict[str, str], message: str, plain: str, asked: str
+) -> tuple[str, SearchResponse, SearchResponse]:
+    """The shape the lift tests share: a doc written, ten unrelated commits (enough rows for
+    the words' weights to mean something), then a commit of ``message``; its sha and the
+    responses to the ``plain`` question and to the one that says what it ``asked`` for."""
+    r.commit("Write the docs", doc)
+    for i in range(10):
         r.commit(f"Refactor part {i} of the parser", {f"parse{i}.py": f"x = {i}\n"})
-    commit = r.commit("Retry uploads once on a timeout", {"up.py": "RETRY = 1\n"})
+    sha = r.commit(message, {"up.py": "RETRY = 1\n"})
     cm, engine, _ = await _synced(settings, r)
     try:
-        plain = await handlers.search(engine, "uploads retry on a timeout", vector=False)
-        asked = await handlers.search(
-            engine, "which release made uploads retry on a timeout?", vector=False
+        return (
+            sha,
+            await handlers.search(engine, plain, vector=False),
+            await handlers.search(engine, asked, vector=False),
         )
     finally:
         await cm.__aexit__(None, None, None)
-    assert plain.results[0].ref == commit  # the words alone: the commit says it shortest
-    assert asked.results[0].ref == "CHANGES.md#Version 2.0"
+
+
+_ITEMS = "".join(f"-   Tidy module {i} of the renderer.\n" for i in range(4))
+_SECTION_OR_COMMIT = {
+    "release": (
+        "CHANGES.md",
+        "# Changes\n\n## Version 2.0\n\nReleased 2026-03-01\n\n"
+        f"-   Uploads retry once on a timeout.\n{_ITEMS}\n## Version 1.0\n\n-   First.\n",
+        "Retry uploads once on a timeout",
+        "uploads retry on a timeout",
+        "which release made uploads retry on a timeout?",
+        "CHANGES.md#Version 2.0",
+    ),
+    "how-to": (
+        "docs/retries.md",
+        "# Retries\n\n## Retrying uploads\n\nPass `retries=3` to the client and uploads "
+        "that time out are sent again, up to that many times.\n",
+        "Retry uploads that time out",
+        "retry uploads that time out",
+        "how do I make uploads retry when they time out?",
+        "docs/retries.md#Retrying uploads",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(_SECTION_OR_COMMIT))
+async def test_a_question_naming_a_kind_of_section_finds_that_section_first(
+    settings: Settings, make_repo, kind: str
+):
+    """A release question finds the release's section, a how-to question the doc section,
+    where the same words asked plainly find the commit (it says them shortest)."""
+    path, text, message, plain_words, asked_words, section = _SECTION_OR_COMMIT[kind]
+    commit, plain, asked = await _asked_after_a_doc(
+        settings, make_repo(kind), {path: text}, message, plain_words, asked_words
+    )
+    assert plain.results[0].ref == commit
+    assert asked.results[0].ref == section
 
 
 @pytest.mark.parametrize("deleted", ["before the first sync", "after it"])
@@ -266,27 +300,19 @@ async def test_a_deleted_changelog_still_says_which_release_shipped_a_change(
 async def test_a_question_asking_which_commit_fixed_it_finds_the_commit_first(
     settings: Settings, make_repo
 ):
-    r: Repo = make_repo("which-commit")
-    r.commit(
-        "Write the upload docs",
-        {
-            "docs/uploads.md": "# Uploads\n\n## Reusing file objects\n\nEach request reads a "
-            "file object to its end, so reusing one sends an empty part. Open the file again.\n"
-        },
+    doc = (
+        "# Uploads\n\n## Reusing file objects\n\nEach request reads a file object to its "
+        "end, so reusing one sends an empty part. Open the file again.\n"
     )
-    for i in range(10):  # enough rows for the words' weights to mean something
-        r.commit(f"Refactor part {i} of the parser", {f"parse{i}.py": f"x = {i}\n"})
-    fix = r.commit(
-        "Seek file objects to the start before each request\n\nThe second post sent an empty part.",
-        {"up.py": "s\n"},
-    )
-    cm, engine, _ = await _synced(settings, r)
     symptom = "posting the same open file object twice sends an empty part the second time"
-    try:
-        plain = await handlers.search(engine, symptom, vector=False)
-        asked = await handlers.search(engine, f"{symptom}: which commit fixed it?", vector=False)
-    finally:
-        await cm.__aexit__(None, None, None)
+    fix, plain, asked = await _asked_after_a_doc(
+        settings,
+        make_repo("which-commit"),
+        {"docs/uploads.md": doc},
+        "Seek file objects to the start before each request\n\nThe second post sent an empty part.",
+        symptom,
+        f"{symptom}: which commit fixed it?",
+    )
     assert plain.results[0].ref == "docs/uploads.md#Reusing file objects"  # more of the words
     assert fix in [r.ref for r in plain.results]
     assert asked.results[0].ref == fix
@@ -541,30 +567,6 @@ def test_what_reads_as_a_how_to_question():
     ]
     for text in other:
         assert not parse_query(text).howto, text
-
-
-async def test_a_how_to_question_finds_the_section_before_the_commit(settings: Settings, make_repo):
-    r: Repo = make_repo("howto")
-    r.commit(
-        "docs: retries",
-        {
-            "docs/retries.md": "# Retries\n\n## Retrying uploads\n\nPass `retries=3` to "
-            "the client and uploads that time out are sent again, up to that many times.\n"
-        },
-    )
-    for i in range(10):  # enough rows for the words' weights to mean something
-        r.commit(f"Refactor part {i} of the parser", {f"parse{i}.py": f"x = {i}\n"})
-    commit = r.commit("Retry uploads that time out", {"up.py": "RETRY = 3\n"})
-    cm, engine, _ = await _synced(settings, r)
-    try:
-        plain = await handlers.search(engine, "retry uploads that time out", vector=False)
-        asked = await handlers.search(
-            engine, "how do I make uploads retry when they time out?", vector=False
-        )
-    finally:
-        await cm.__aexit__(None, None, None)
-    assert plain.results[0].ref == commit  # the words alone: the commit says it shortest
-    assert asked.results[0].ref == "docs/retries.md#Retrying uploads"
 
 
 async def test_a_response_as_a_dict_is_what_asdict_makes_of_it(engine: Engine):
