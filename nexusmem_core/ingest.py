@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from .collectors.shell.nodes import hook_node, scraped_node
 from .collectors.shell.scope import inside, repository_roots
 from .models import Node
 from .redact import redact_many
+from .retrieval.asked import RATIONALE
 
 if TYPE_CHECKING:
     from .config import ProjectConfig
@@ -241,13 +241,6 @@ async def last_changed(root: Path, rev: str, paths: Iterable[str]) -> dict[str, 
     return found
 
 
-_RATIONALE = re.compile(
-    r"\b(why|rationale|decision|design|trade-?offs?|caveats?|limitations?|"
-    r"known issues|gotchas?|troubleshoot\w*)\b",
-    re.IGNORECASE,
-)
-
-
 def _doc_signal(path: str, heading: str, text: str, release: bool = False) -> float:
     """A changelog's release section is a record of what shipped, as strong as a section of
     the docs; the rest of a changelog (its preamble, its link list) is weak."""
@@ -257,7 +250,7 @@ def _doc_signal(path: str, heading: str, text: str, release: bool = False) -> fl
         signal = 0.3
     elif name.startswith("readme"):
         signal = 0.55
-    if _RATIONALE.search(heading):
+    if RATIONALE.search(heading):
         signal += 0.15
     if len(text) >= 400:
         signal += 0.05

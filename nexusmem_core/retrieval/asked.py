@@ -12,7 +12,11 @@ Some questions name the kind of record that answers them:
   often than by the commit that made X possible (the section says how; the commit, that);
 - "which commit fixed it?", "what changed to stop that?", "where was that fixed?" is answered
   by a commit, though a section of the docs that describes the symptom holds more of its
-  words.
+  words;
+- "why does X do Y?" is answered where the reason was written down: the body of the commit
+  that made it so, or a section headed as a rationale ("Why not Docopt?", "Design
+  decisions", "Caveats"), not the reference section that lists the option (axios's *Request
+  Config* holds half the words of any question about a request).
 
 Words alone rank these badly in both arms. The vector arm finds the commits that made each
 change a release lists (a release section runs to thousands of characters and its vector
@@ -30,14 +34,17 @@ Measured on the real set (bench/eval/real, MRR@10; BM25 / hybrid with all-minilm
     how-to questions (36)    no lift 0.664 (BM25)    1.3: 0.701   1.6: 0.701   2.0: 0.705
     which-commit (19 of 216, all answered by commits; BM25, all kinds): no lift 0.761,
                              1.6: 0.765 (broke 0.684 -> 0.709; three rose, none fell)
+    why-questions (30 of 216 read so, no other kind; all answered by commits):
+                             no lift 0.765, 1.6: 0.771 (why 0.797 -> 0.832; five rose, none
+                             fell); the generated story's doc targets 0.354 -> 0.341
 
 The other kinds' questions did not move at 1.6: 1 of 180 reads as a release question, none as
 an undone one, none as a how-to one (26 of the 36 how-to questions do). A question that reads
-as more than one kind is taken as release or undone, then as which-commit, and only then as
-how-to: "how did the release...", "can I still... after it was reverted" ask for those. Nor
-is "how do I fix this error" how-to: a pasted error wants the commit that fixed it. "When
-did X arrive" is not taken for a release question: it is as often asked of a commit ("when
-was that corrected?").
+as more than one kind is taken as release or undone, then as which-commit, then as why, and
+only then as how-to: "how did the release...", "can I still... after it was reverted" ask
+for those. Nor is "how do I fix this error" how-to: a pasted error wants the commit that
+fixed it. "When did X arrive" is not taken for a release question: it is as often asked of
+a commit ("when was that corrected?").
 """
 
 from __future__ import annotations
@@ -50,13 +57,16 @@ from ..collectors.changelog import is_changelog, version_of
 
 __all__ = [
     "LIFT",
+    "RATIONALE",
     "asks_commit",
     "asks_howto",
     "asks_release",
     "asks_undone",
+    "asks_why",
     "is_release_section",
     "lift_commits",
     "lift_howto",
+    "lift_reasons",
     "lift_releases",
 ]
 
@@ -88,6 +98,15 @@ _COMMIT = re.compile(
     r"(?:was|been|got|get)\s+(?:this|that|it)\s+fixed|fixed\s+(?:it|this|that))\b",
     re.IGNORECASE,
 )
+# "Why does X do Y?": the reason is where it was written down, the body of the commit that made
+# it so, or a section of the docs about a design, a decision, its trade-offs or caveats. The
+# headings that make a section one (they weigh a doc section's signal too: ingest.py).
+RATIONALE = re.compile(
+    r"\b(why|rationale|decision|design|trade-?offs?|caveats?|limitations?|"
+    r"known issues|gotchas?|troubleshoot\w*)\b",
+    re.IGNORECASE,
+)
+_WHY = re.compile(r"\bwhy\b", re.IGNORECASE)
 _HOWTO = re.compile(
     r"\bhow\s+(?:do|can|should|would|could)\s+(?:i|we|you|one|users?|my|end\s+users)\b|"
     r"\bhow\s+to\b|\bwhere\s+should\b|\bwhat\s+do\s+i\s+pass\b|\bcan\s+i\b",
@@ -110,6 +129,10 @@ def asks_release(text: str) -> bool:
 
 def asks_commit(text: str) -> bool:
     return _COMMIT.search(text) is not None
+
+
+def asks_why(text: str) -> bool:
+    return _WHY.search(text) is not None
 
 
 def asks_howto(text: str) -> bool:
@@ -150,6 +173,23 @@ def lift_commits(candidates: list[C]) -> list[C]:
     """For a question that asks which commit did something: the commits lifted (with the
     diffs they hold, grouped into them before this); best first again."""
     return _lifted(candidates, lambda c: c.kind == "git_commit")
+
+
+def lift_reasons(candidates: list[C]) -> list[C]:
+    """For a why-question: the commits, and the doc sections headed as a rationale ("Why not
+    Docopt?", "Design decisions", "Caveats"), lifted; best first again."""
+    return _lifted(candidates, _is_reason)
+
+
+def _is_reason(c: _Candidate) -> bool:
+    if c.kind == "git_commit":
+        return True
+    heading = c.meta.get("heading")
+    return (
+        c.kind == "doc_section"
+        and isinstance(heading, str)
+        and RATIONALE.search(heading) is not None
+    )
 
 
 def lift_howto(candidates: list[C]) -> list[C]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from ..store.fts import quote_term
-from .asked import asks_commit, asks_howto, asks_release, asks_undone
+from .asked import asks_commit, asks_howto, asks_release, asks_undone, asks_why
 from .cjk import excerpt_terms, has_cjk
 
 __all__ = ["MAX_TERMS", "Query", "fts_match", "parse_query", "query_terms", "quote_term"]
@@ -85,6 +85,7 @@ class Query:
     release: bool = False
     howto: bool = False
     commit: bool = False
+    why: bool = False
     pairs: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -119,6 +120,7 @@ def parse_query(text: str) -> Query:
     shown = words + (excerpt_terms(text) if cjk else [])
     undone, release = asks_undone(text), asks_release(text)
     commit = asks_commit(text) and not (undone or release)
+    why = asks_why(text) and not (undone or release or commit)
     return Query(
         text=text,
         terms=terms,
@@ -126,7 +128,8 @@ def parse_query(text: str) -> Query:
         excerpt_terms=shown,
         undone=undone,
         release=release,
-        howto=asks_howto(text) and not (undone or release or commit),
+        howto=asks_howto(text) and not (undone or release or commit or why),
         commit=commit,
+        why=why,
         pairs=list(pairwise(words)),  # words are distinct: no pair repeats a word
     )

@@ -10,7 +10,8 @@
     prior_factor (rank.py)       signal and recency
     drop_copies (copies.py)      a section copied into another file shows once
     lift_releases (asked.py)     a release question's release sections lifted, a how-to
-                                 question's documentation, a which-commit question's commits
+                                 question's documentation, a which-commit question's commits,
+                                 a why-question's commits and rationale sections
     pair_reverts (pairs.py)      a revert and the commit it undoes come together (lifted
                                  first for a question about something undone)
     follow (chains.py)           a failure and its fix come together
@@ -33,7 +34,7 @@ from ..models import SearchResponse, SearchResult
 from ..registry import check_entry, distinct_names, load_registry
 from ..store.fts import Candidate, load_bodies
 from . import semantic
-from .asked import lift_commits, lift_howto, lift_releases
+from .asked import lift_commits, lift_howto, lift_reasons, lift_releases
 from .copies import drop_copies
 from .fuse import PROJECT_RRF_K, rrf
 from .group import group_commits
@@ -141,6 +142,8 @@ async def ranked(
         candidates = lift_howto(candidates)
     elif query.commit:
         candidates = lift_commits(candidates)
+    elif query.why:
+        candidates = lift_reasons(candidates)
     candidates = await pair_reverts(db, candidates, as_of, query.undone)
     candidates = await follow(db, candidates, as_of)
     _capture(candidates, await _installed(engine))

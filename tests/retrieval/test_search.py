@@ -318,6 +318,27 @@ async def test_a_question_asking_which_commit_fixed_it_finds_the_commit_first(
     assert asked.results[0].ref == fix
 
 
+async def test_a_why_question_finds_the_commit_that_gave_the_reason_first(
+    settings: Settings, make_repo
+):
+    """A reference section holding more of the question's words stands first for the words
+    alone; asked why, the commit whose body gives the reason does."""
+    doc = (
+        "# Options\n\n## auth\n\nThe auth option sends a user and password with every "
+        "request, as an Authorization header.\n"
+    )
+    commit, plain, asked = await _asked_after_a_doc(
+        settings,
+        make_repo("why"),
+        {"docs/options.md": doc},
+        "Send the auth user and password as a header\n\nIn the URL they end up in proxy logs.",
+        "the auth option sends the user and password as a header",
+        "why does the auth option send the user and password as a header?",
+    )
+    assert plain.results[0].ref == "docs/options.md#auth"
+    assert asked.results[0].ref == commit
+
+
 def test_what_reads_as_asking_for_a_commit():
     for text in (
         "the second request arrives empty. Why, and what fixed it?",
@@ -335,6 +356,18 @@ def test_what_reads_as_asking_for_a_commit():
         "was the fix for the pager reverted?",  # something undone
     ):
         assert not parse_query(text).commit, text
+
+
+def test_what_reads_as_a_why_question():
+    assert parse_query("why does the node adapter call setKeepAlive on the socket?").why
+    assert parse_query("Why is the docstring kept whole?").why
+    for text in (
+        "why was the retry backed out?",  # something undone
+        "which release fixed it, and why?",  # a release
+        "the second request is empty. Why, and what fixed it?",  # a commit, asked for
+        "how do I retry uploads?",
+    ):
+        assert not parse_query(text).why, text
 
 
 def test_what_reads_as_a_question_about_something_undone():
