@@ -36,6 +36,7 @@ from .store.fts import deferred_index
 from .store.nodes import (
     delete_nodes,
     get_cursor,
+    held_changelogs,
     refresh_names,
     set_cursor,
     upsert_nodes,
@@ -470,8 +471,7 @@ async def _sync_release_history(
     every commit's files.
     """
     db, pid = engine.db, engine.project_id
-    held = await db.fetchall("select path from doc_files where project_id = ?", (pid,))
-    if any(is_changelog(path) for (path,) in held):
+    if await held_changelogs(db, pid):
         return 0
     done = await get_cursor(db, pid, RELEASE_HISTORY_CURSOR)
     if done is None and not full:

@@ -24,6 +24,7 @@ from ..collectors.changelog import is_changelog
 from ..config import DEFAULT_DOC_EXTENSIONS
 from ..store.db import Database
 from ..store.fts import Candidate, candidates_by_ref
+from ..store.nodes import held_changelogs
 
 __all__ = ["group_commits"]
 
@@ -38,7 +39,7 @@ async def group_commits(
     """``ranked`` (by relevance) with every file diff folded into its commit; by relevance."""
     commits = {c.ref: c for c in ranked if c.kind == "git_commit"}
     prose = {c.id for c in ranked if _sha(c) and _is_prose(c, doc_extensions)}
-    if any(is_changelog(_path(c)) for c in ranked if c.id in prose) and not await _keeps_log(
+    if any(is_changelog(_path(c)) for c in ranked if c.id in prose) and not await held_changelogs(
         db, pid
     ):
         # No changelog in memory: its history is the only record of what each release
@@ -82,12 +83,6 @@ def _is_prose(c: Candidate, doc_extensions: tuple[str, ...]) -> bool:
 
 def _path(c: Candidate) -> str:
     return c.ref.partition(":")[2]  # a diff's reference is ``<sha>:<path>``
-
-
-async def _keeps_log(db: Database, pid: str) -> bool:
-    """Whether memory holds a changelog's sections."""
-    rows = await db.fetchall("select path from doc_files where project_id = ?", (pid,))
-    return any(is_changelog(path) for (path,) in rows)
 
 
 def _sha(c: Candidate) -> str | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..collectors.changelog import is_changelog
 from ..reverts import REVERTS
 from ..store.db import Database
 from ..store.fts import (
@@ -12,6 +11,7 @@ from ..store.fts import (
     section_candidates,
     term_counts,
 )
+from ..store.nodes import held_changelogs
 from .coverage import cover
 from .fuse import rrf
 from .query import Query
@@ -79,8 +79,7 @@ async def _asked_for(
     if query.undone:
         return await linked_candidates(db, match, REVERTS, pid, limit, as_of, titled="revert")
     if query.release:
-        rows = await db.fetchall("select path from doc_files where project_id = ?", (pid,))
-        logs = [path for (path,) in rows if is_changelog(path)]
+        logs = await held_changelogs(db, pid)
         if logs:
             return await section_candidates(db, match, logs, pid, limit, as_of)
     return []

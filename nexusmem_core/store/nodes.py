@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
+from ..collectors.changelog import is_changelog
 from ..models import Node
 from ..redact import redact_lines, value_strings, with_strings
 from ..retrieval.cjk import has_cjk
@@ -152,6 +153,12 @@ async def upsert_project(
         "is not (excluded.name, excluded.root, excluded.origin)",
         (project_id, name, root, origin, int(time.time())),
     )
+
+
+async def held_changelogs(db: Database, project_id: str) -> list[str]:
+    """The changelogs whose sections memory holds (collectors/changelog.py says which files)."""
+    rows = await db.fetchall("select path from doc_files where project_id = ?", (project_id,))
+    return [path for (path,) in rows if is_changelog(path)]
 
 
 async def get_cursor(db: Database, project_id: str, source: str) -> str | None:
