@@ -478,7 +478,7 @@ async def _sync_release_history(
         rows = await db.fetchall(
             "select distinct f.path from node_files f join nodes n on n.id = f.node_id "
             "where n.project_id = ? and n.kind = 'git_commit' and ("
-            + " or ".join("lower(f.path) like ?" for _ in _CHANGELOG_WORDS)
+            + " or ".join("f.path like ?" for _ in _CHANGELOG_WORDS)  # like: any case
             + ")",
             (pid, *(f"%{word}%" for word in _CHANGELOG_WORDS)),
         )

@@ -39,12 +39,11 @@ async def group_commits(
     """``ranked`` (by relevance) with every file diff folded into its commit; by relevance."""
     commits = {c.ref: c for c in ranked if c.kind == "git_commit"}
     prose = {c.id for c in ranked if _sha(c) and _is_prose(c, doc_extensions)}
-    if any(is_changelog(_path(c)) for c in ranked if c.id in prose) and not await held_changelogs(
-        db, pid
-    ):
+    logs = {c.id for c in ranked if c.id in prose and is_changelog(_path(c))}
+    if logs and not await held_changelogs(db, pid):
         # No changelog in memory: its history is the only record of what each release
         # shipped, and the commit that wrote a release's notes answers for it.
-        prose = {i for c in ranked if (i := c.id) in prose and not is_changelog(_path(c))}
+        prose -= logs
     missing = sorted(
         {sha for c in ranked if (sha := _sha(c)) and sha not in commits and c.id not in prose}
     )
