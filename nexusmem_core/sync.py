@@ -663,7 +663,7 @@ async def _embed_batches(
         if not batch:
             return
         try:
-            found = await embedder.embed([item.text for item in batch])
+            found = await embedder.embed(vectors.texts(batch))
         except EmbedTimeoutError as err:
             if batch_size > 1:
                 # A busy model: halve the batch rather than retry the same slow one for ever.

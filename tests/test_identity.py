@@ -176,6 +176,8 @@ async def test_vectors_move_with_their_nodes_and_are_not_embedded_again(
     settings: Settings, repo: Repo
 ):
     repo.git("remote", "add", "origin", "https://github.com/acme/widgets.git")
+    # A long section: its passages are vectors of the project's too.
+    repo.commit("docs: the guide", {"docs/guide.md": "# Guide\n\n" + "retry budget " * 300})
     with FakeOllama() as fake:
         wired = changed(settings, ollama_host=fake.url, embed_model=fake.model)
         async with open_engine(wired, repo.path, create=True) as engine:
@@ -186,9 +188,13 @@ async def test_vectors_move_with_their_nodes_and_are_not_embedded_again(
             (probe,) = await engine.embedder(for_query=True).embed(["retry budget"])
             hits = await vectors.knn(engine.db, NEW, probe, 50)
             stale = await vectors.knn(engine.db, OLD, probe, 50)
+            passages = await engine.db.fetchall(
+                f"select project_id, count(*) from {vectors.PASSAGE_TABLE} group by project_id"
+            )
             response = await handlers.search(engine, "retry budget")
     assert again.embedded == 0 and again.vectors == "ok"
     assert len(hits) == first.embedded and stale == []
+    assert [pid for pid, _ in passages] == [NEW] and passages[0][1] > 0
     assert response.vector == "used"
 
 

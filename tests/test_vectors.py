@@ -230,3 +230,104 @@ async def test_a_vector_left_from_before_a_rebuild_finds_no_other_node(settings,
         )
     by_vector = {r.id for r in found.results if "vector" in r.arms}
     assert by_vector <= {node_id for (node_id,) in own}
+
+
+def _filler(words: int, seed: int) -> str:
+    rng = random.Random(seed)
+    vocabulary = [f"word{n}" for n in range(400)]
+    return " ".join(rng.choice(vocabulary) for _ in range(words))
+
+
+@pytest.fixture
+def garage_repo(repo: Repo) -> Repo:
+    """A long section that names the automobile only far past its head, and a short one that
+    names a vehicle once among many words: the short one is nearer a question about a car by
+    its one vector, the long one by the passage that holds the automobile."""
+    tail = "The automobile lift needs a service. Park each automobile on the automobile lift."
+    repo.commit(
+        "docs: garage and parking",
+        {
+            "docs/garage.md": f"# Garage\n\n{_filler(450, 1)}\n\n{tail}\n\n{_filler(60, 2)}\n",
+            "docs/parking.md": f"# Parking\n\n{_filler(80, 3)} vehicle {_filler(40, 4)}\n",
+        },
+    )
+    return repo
+
+
+async def test_a_long_section_is_found_by_a_passage_past_its_head(settings, garage_repo, ollama):
+    async with open_engine(with_ollama(settings, ollama), garage_repo.path, create=True) as engine:
+        await handlers.sync(engine)
+        found = await handlers.search(engine, "car")
+    assert found.vector == "used"
+    assert found.results[0].ref == "docs/garage.md#Garage"
+    assert found.results[0].arms == ["vector"]
+
+
+def test_passages_cover_the_body_after_its_head_in_whole_words():
+    from nexusmem_core.store import vectors
+
+    body = _filler(900, 5)
+    parts = vectors.passages("doc_section", "Garage", body)
+    assert 2 <= len(parts) <= vectors.PASSAGES
+    assert all(p.startswith("Garage\n") and len(p) <= 7 + vectors.PASSAGE_CHARS for p in parts)
+    words = set(body.split())
+    assert all(set(p.split("\n", 1)[1].split()) <= words for p in parts)  # no word cut in two
+    covered = " ".join(p.split("\n", 1)[1] for p in parts)
+    tail = body[vectors.HEAD_CHARS : vectors.HEAD_CHARS + len(parts) * 600].split()[1:-1]
+    assert set(tail) <= set(covered.split())  # nothing between the passages is skipped
+    assert vectors.passages("doc_section", "Short", body[:800]) == []
+    assert vectors.passages("file_diff", "a.py", body) == []  # code: its head alone
+
+
+async def _passages_held(engine) -> tuple[int, int]:
+    """(passage vectors stored, passages the current nodes have)."""
+    from nexusmem_core.store import vectors
+
+    (stored,) = await engine.db.fetchone(f"select count(*) from {vectors.PASSAGE_TABLE}")
+    rows = await engine.db.fetchall("select kind, title, body from nodes")
+    return stored, sum(len(vectors.passages(*row)) for row in rows)
+
+
+async def test_passages_are_replaced_and_removed_with_their_node(settings, garage_repo, ollama):
+    from nexusmem_core.store import vectors
+
+    async with open_engine(with_ollama(settings, ollama), garage_repo.path, create=True) as engine:
+        await handlers.sync(engine)
+        stored, wanted = await _passages_held(engine)
+        assert stored == wanted > 0
+        garage_repo.commit("docs: shorter garage", {"docs/garage.md": "# Garage\n\nShort now.\n"})
+        await handlers.sync(engine)
+        after = await _passages_held(engine)
+        (seq,) = await engine.db.fetchone(
+            "select seq from nodes where ref = 'docs/garage.md#Garage'"
+        )
+        own = await engine.db.fetchall(
+            f"select rowid from {vectors.PASSAGE_TABLE} where rowid between ? and ?",
+            (seq * vectors.SLOTS, seq * vectors.SLOTS + vectors.PASSAGES),
+        )
+        found = await handlers.search(engine, "car")
+    assert after[0] == after[1] and own == []
+    assert found.results[0].ref == "docs/parking.md#Parking"  # its old passages are gone
+
+
+async def test_a_memory_embedded_before_passages_embeds_its_long_nodes_again(
+    settings, garage_repo, ollama
+):
+    """v15: the long nodes an older version embedded by their head alone are embedded whole
+    by the next sync with a model, and only they."""
+    from nexusmem_core.store import vectors
+
+    tuned = with_ollama(settings, ollama)
+    async with open_engine(tuned, garage_repo.path, create=True) as engine:
+        await handlers.sync(engine)
+        await engine.db.execute(f"delete from {vectors.PASSAGE_TABLE}")  # as v14 left it
+        await engine.db.execute("delete from schema_migrations where version = 15")
+        rows = await engine.db.fetchall("select kind, title, body from nodes")
+    long_nodes = sum(1 for row in rows if vectors.passages(*row))
+    async with open_engine(tuned, garage_repo.path) as engine:  # migrated to v15 on opening
+        report = await handlers.sync(engine)
+        stored, wanted = await _passages_held(engine)
+        found = await handlers.search(engine, "car")
+    assert report.embedded == long_nodes > 0
+    assert stored == wanted > 0
+    assert found.results[0].ref == "docs/garage.md#Garage"

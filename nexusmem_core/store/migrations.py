@@ -439,6 +439,15 @@ delete from word_top_late;
 update word_top_state set upto = 0, avgdl = 0;
 """
 
+# A long node is embedded as passages too (store/vectors.py): the vectors of those embedded
+# before, their head's alone, are forgotten so the next sync with a model embeds them whole.
+# The condition is vectors.passages' (not a file diff, a body past HEAD_CHARS + OVERLAP).
+_V15_PASSAGES = """
+delete from embeddings where seq in (
+    select seq from nodes where kind != 'file_diff' and length(body) > 900
+);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
@@ -454,6 +463,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (12, "reverts", _V12_REVERTS),
     (13, "compaction due", _V13_COMPACTION_DUE),
     (14, "names", _V14_NAMES),
+    (15, "passages", _V15_PASSAGES),
 ]
 
 

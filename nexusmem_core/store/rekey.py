@@ -39,7 +39,7 @@ _NODE_REFS = (
 )
 # Tables moved by hand (nodes, projects), or not ours to touch (virtual tables' shadows).
 _SKIP = ("nodes", "projects", "project_aliases")
-_SHADOWS = ("nodes_fts", "nodes_cjk", "nodes_vec", "sqlite_")
+_SHADOWS = ("nodes_fts", "nodes_cjk", "nodes_vec", "passages_vec", "sqlite_")
 
 
 async def rekey(db: Database, old: str, new: str, name: str, root: str, origin: str | None) -> int:
@@ -154,6 +154,9 @@ async def _move_vectors(db: Database, old: str, new: str) -> None:
             "delete from embeddings where seq in (select seq from temp.rekey where not duplicate)"
         )
         return
+    passages = bool(
+        await db.fetchone("select 1 from sqlite_master where name = ?", (vectors.PASSAGE_TABLE,))
+    )
     last = -1
     while True:
         seqs = [
@@ -166,20 +169,27 @@ async def _move_vectors(db: Database, old: str, new: str) -> None:
         if not seqs:
             return
         last = seqs[-1]
-        marks = ",".join("?" * len(seqs))
+        await _move_rows(db, vectors.TABLE, seqs, old, new)
+        if passages:
+            await _move_rows(db, vectors.PASSAGE_TABLE, vectors.passage_ids(seqs), old, new)
+
+
+async def _move_rows(db: Database, table: str, rowids: list[int], old: str, new: str) -> None:
+    for start in range(0, len(rowids), BATCH):
+        batch = rowids[start : start + BATCH]
+        marks = ",".join("?" * len(batch))
         rows = await db.fetchall(
-            f"select rowid, embedding from {vectors.TABLE} where rowid in ({marks}) "
-            "and project_id = ?",
-            (*seqs, old),
+            f"select rowid, embedding from {table} where rowid in ({marks}) and project_id = ?",
+            (*batch, old),
         )
         if rows:
             await db.execute(
-                f"delete from {vectors.TABLE} where rowid in ({','.join('?' * len(rows))})",
+                f"delete from {table} where rowid in ({','.join('?' * len(rows))})",
                 [r[0] for r in rows],
             )
             await db.executemany(
-                f"insert into {vectors.TABLE}(rowid, project_id, embedding) values (?, ?, ?)",
-                [(seq, new, blob) for seq, blob in rows],
+                f"insert into {table}(rowid, project_id, embedding) values (?, ?, ?)",
+                [(rowid, new, blob) for rowid, blob in rows],
             )
 
 

@@ -1,6 +1,15 @@
 """Vectors in sqlite-vec: one ``vec0`` table partitioned by project, so k-NN is exact per
 project, beside an ``embeddings`` table that records each vector's model and source text.
 
+An embedding model reads the head of a text (all-minilm: 256 tokens, ~1,000 characters of
+prose), so one vector per node stands for a long section's first paragraphs only: a release's
+section lists forty changes, a question names three from its middle. A long node (anything but
+a file diff, whose text is code) is also embedded as *passages*: windows of ``PASSAGE_CHARS``
+of its body after the head, each under its title, at most ``PASSAGES`` of them, in a second
+``vec0`` table (``passages_vec``, rowid ``seq * SLOTS + n``). A node's distance to the query is
+the least of its vectors'. They follow the node's own vector: written, replaced and deleted
+with it, and current exactly when it is (``embeddings`` records both).
+
 Only one model's vectors exist at a time: when the configured model changes, the table is
 dropped and rebuilt (vectors from two models are never ranked together). Unchanged text is
 never embedded again: a node is pending only when it has no vector for the current model, or
@@ -11,7 +20,7 @@ from __future__ import annotations
 
 import struct
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import StoreError
 from . import sketches
@@ -26,14 +35,24 @@ __all__ = [
     "embedded_among",
     "has_vectors",
     "knn",
+    "passage_ids",
+    "passages",
     "pending",
     "prepare",
     "prune_orphans",
     "store",
+    "texts",
 ]
 
 TABLE = "nodes_vec"
+PASSAGE_TABLE = "passages_vec"
 EMBED_CHARS = 2000  # title and the head of the body: enough for meaning, bounded for speed
+HEAD_CHARS = 800  # of the body, read into the node's own vector with its title
+PASSAGE_CHARS = 800  # one passage of the body after the head, under the node's title
+OVERLAP = 100  # characters each passage repeats of the one before, so no sentence is cut off
+PASSAGES = 7  # at most, after the head: ~5,000 characters of body in all
+SLOTS = PASSAGES + 1  # passage rowids: seq * SLOTS + 1 .. seq * SLOTS + PASSAGES
+NO_PASSAGES = frozenset(("file_diff",))
 
 
 def _blob(vector: list[float]) -> bytes:
@@ -46,6 +65,29 @@ class Pending:
     project_id: str
     text: str
     content_hash: str
+    passages: list[str] = field(default_factory=list)
+
+
+def passages(kind: str, title: str, body: str) -> list[str]:
+    """The passages of a node after its head (none for a short one), each under its title."""
+    if kind in NO_PASSAGES or len(body) <= HEAD_CHARS + OVERLAP:
+        return []
+    out: list[str] = []
+    start = HEAD_CHARS - OVERLAP
+    while start < len(body) - OVERLAP and len(out) < PASSAGES:
+        end = start + PASSAGE_CHARS
+        window = body[start:end]
+        if end < len(body) and " " in window:  # end on a word, not inside one
+            window = window[: window.rfind(" ")]
+        if not body[start - 1].isspace() and " " in window:  # and start on one
+            window = window[window.find(" ") + 1 :]
+        out.append(f"{title}\n{window.strip()}")
+        start = end - OVERLAP
+    return out
+
+
+def passage_ids(seqs: list[int]) -> list[int]:
+    return [seq * SLOTS + n for seq in seqs for n in range(1, SLOTS)]
 
 
 async def _table_dims(db: Database) -> int | None:
@@ -64,6 +106,7 @@ async def prepare(db: Database, model: str) -> str | None:
     if not rows:
         return None
     await db.execute(f"drop table if exists {TABLE}")
+    await db.execute(f"drop table if exists {PASSAGE_TABLE}")
     await db.execute("delete from embeddings")
     old = ", ".join(f"{m} ({n} vectors)" for m, n in rows)
     return f"embedding model changed from {old} to {model}: re-embedding everything"
@@ -72,38 +115,62 @@ async def prepare(db: Database, model: str) -> str | None:
 async def pending(db: Database, model: str, limit: int) -> list[Pending]:
     """Nodes without a current vector for ``model``, oldest rows first."""
     rows = await db.fetchall(
-        "select n.seq, n.project_id, n.title, n.body, n.content_hash from nodes n "
+        "select n.seq, n.project_id, n.kind, n.title, n.body, n.content_hash from nodes n "
         "left join embeddings e on e.seq = n.seq and e.model = ? "
         "and e.content_hash = n.content_hash where e.seq is null order by n.seq limit ?",
         (model, limit),
     )
     return [
-        Pending(seq, pid, f"{title}\n{body}"[:EMBED_CHARS], digest)
-        for seq, pid, title, body, digest in rows
+        Pending(seq, pid, f"{title}\n{body}"[:EMBED_CHARS], digest, passages(kind, title, body))
+        for seq, pid, kind, title, body, digest in rows
     ]
 
 
-async def store(db: Database, model: str, items: list[Pending], vectors: list[list[float]]) -> None:
-    """Write one batch of vectors (inside the caller's transaction)."""
-    dims = len(vectors[0])
+def texts(items: list[Pending]) -> list[str]:
+    """What to embed for ``items``: each node's text, then its passages."""
+    return [text for item in items for text in (item.text, *item.passages)]
+
+
+async def store(
+    db: Database, model: str, items: list[Pending], embedded: list[list[float]]
+) -> None:
+    """Write one batch of vectors (inside the caller's transaction): ``embedded`` holds one
+    vector for each of :func:`texts` of ``items``, in that order."""
+    if len(embedded) != sum(1 + len(item.passages) for item in items):
+        raise StoreError(f"{len(embedded)} vectors for {len(texts(items))} texts")
+    dims = len(embedded[0])
     existing = await _table_dims(db)
     if existing is not None and existing != dims:
         # Same model name, new dimension (a re-pulled model): its old vectors are not comparable.
         await db.execute(f"drop table {TABLE}")
+        await db.execute(f"drop table if exists {PASSAGE_TABLE}")
         await db.execute("delete from embeddings")
         existing = None
-    if existing is None:
+    for table in (TABLE, PASSAGE_TABLE):
         await db.execute(
-            f"create virtual table {TABLE} using vec0(project_id text partition key, "
-            f"embedding float[{dims}] distance_metric=cosine)"
+            f"create virtual table if not exists {table} using vec0(project_id text partition "
+            f"key, embedding float[{dims}] distance_metric=cosine)"
         )
+    vectors: list[list[float]] = []  # each node's own
+    parts: list[tuple[int, str, bytes]] = []
+    at = 0
+    for item in items:
+        vectors.append(embedded[at])
+        for n, vector in enumerate(embedded[at + 1 : at + 1 + len(item.passages)], start=1):
+            parts.append((item.seq * SLOTS + n, item.project_id, _blob(vector)))
+        at += 1 + len(item.passages)
     seqs = [item.seq for item in items]
     marks = ",".join("?" * len(seqs))
     await db.execute(f"delete from {TABLE} where rowid in ({marks})", seqs)
+    await _delete_passages(db, seqs)
     await db.executemany(
         f"insert into {TABLE}(rowid, project_id, embedding) values (?, ?, ?)",
         [(i.seq, i.project_id, _blob(v)) for i, v in zip(items, vectors, strict=True)],
     )
+    if parts:
+        await db.executemany(
+            f"insert into {PASSAGE_TABLE}(rowid, project_id, embedding) values (?, ?, ?)", parts
+        )
     now = int(time.time())
     await db.executemany(
         "insert into embeddings (seq, model, dims, content_hash, embedded_at, bits, i8) "
@@ -156,8 +223,19 @@ async def prune_orphans(db: Database) -> int:
         marks = ",".join("?" * len(batch))
         if await _table_dims(db) is not None:
             await db.execute(f"delete from {TABLE} where rowid in ({marks})", batch)
+            await _delete_passages(db, batch)
         await db.execute(f"delete from embeddings where seq in ({marks})", batch)
     return len(orphans)
+
+
+async def _delete_passages(db: Database, seqs: list[int]) -> None:
+    if not await db.fetchone("select 1 from sqlite_master where name = ?", (PASSAGE_TABLE,)):
+        return
+    ids = passage_ids(seqs)
+    for start in range(0, len(ids), 4_000):
+        batch = ids[start : start + 4_000]
+        marks = ",".join("?" * len(batch))
+        await db.execute(f"delete from {PASSAGE_TABLE} where rowid in ({marks})", batch)
 
 
 async def embedded_among(db: Database, model: str, seqs: list[int]) -> set[int]:
@@ -182,15 +260,31 @@ async def has_vectors(db: Database, model: str) -> bool:
 async def knn(
     db: Database, project_id: str, vector: list[float], k: int
 ) -> list[tuple[int, float]]:
-    """The ``k`` nearest nodes of one project: (seq, cosine distance), nearest first. Exact
-    (sqlite-vec) up to ``sketches.EXACT_UP_TO`` vectors, approximate beyond (store/sketches.py)."""
+    """The ``k`` nearest nodes of one project: (seq, cosine distance of the node's nearest
+    vector, its own or a passage's), nearest first. Exact (sqlite-vec) up to
+    ``sketches.EXACT_UP_TO`` vectors, approximate beyond (store/sketches.py); passages, few
+    (long nodes only), are always scanned exactly."""
     sketch = await sketches.current(db)
     if sketch is not None:
-        return await sketches.nearest(db, sketch, project_id, vector, k)
+        hits = await sketches.nearest(db, sketch, project_id, vector, k)
+    else:
+        hits = await _exact(db, TABLE, project_id, vector, k)
+    if not await db.fetchone("select 1 from sqlite_master where name = ?", (PASSAGE_TABLE,)):
+        return hits
+    best = dict(hits)
+    for rowid, distance in await _exact(db, PASSAGE_TABLE, project_id, vector, k):
+        seq = rowid // SLOTS
+        best[seq] = min(distance, best.get(seq, distance))
+    return sorted(best.items(), key=lambda hit: hit[1])[:k]
+
+
+async def _exact(
+    db: Database, table: str, project_id: str, vector: list[float], k: int
+) -> list[tuple[int, float]]:
     return [
-        (int(seq), float(d))
-        for seq, d in await db.fetchall(
-            f"select rowid, distance from {TABLE} where embedding match ? and k = ? "
+        (int(rowid), float(d))
+        for rowid, d in await db.fetchall(
+            f"select rowid, distance from {table} where embedding match ? and k = ? "
             "and project_id = ? order by distance",
             (_blob(vector), k, project_id),
         )
@@ -243,5 +337,6 @@ async def delete(db: Database, seqs: list[int], *, check_only: bool = False) -> 
         marks = ",".join("?" * len(batch))
         if table and db.vectors.loaded:
             await db.execute(f"delete from {TABLE} where rowid in ({marks})", batch)
+            await _delete_passages(db, batch)
         removed += await db.execute(f"delete from embeddings where seq in ({marks})", batch)
     return removed
