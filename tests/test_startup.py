@@ -4,6 +4,7 @@ here costs every such command its import; they are loaded when their work is the
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -73,6 +74,19 @@ def test_a_query_imports_no_writer(repo: Repo):
     assert "nexusmem_core.retrieval.search" in loaded
     writers = {"nexusmem_core.sync", "nexusmem_core.ingest", "nexusmem_core.collectors.diffs"}
     assert not loaded & (_DEFERRED | writers), loaded & (_DEFERRED | writers)
+
+
+def test_a_query_of_a_memory_without_vectors_loads_no_vector_store(repo: Repo):
+    """BM25 alone, the usual case (a model configured, nothing embedded: no Ollama): the
+    query says why the vector arm is off without loading the vector store."""
+    assert run_cli("init", cwd=repo.path).returncode == 0
+    assert run_cli("sync", cwd=repo.path).returncode == 0
+    loaded = _imported(repo, "query", "retry budget")
+    answer = run_cli("query", "--json", "retry budget", cwd=repo.path)
+    assert "nexusmem_core.retrieval.semantic" in loaded
+    vector_store = {"nexusmem_core.store.vectors", "nexusmem_core.store.sketches"}
+    assert not loaded & vector_store, loaded & vector_store
+    assert json.loads(answer.stdout)["vector"].startswith("off: nothing embedded")
 
 
 def test_a_use_case_named_like_its_module_is_the_use_case_whatever_came_first():

@@ -92,6 +92,9 @@ async def _arms(
     words = lexical_candidates(engine.db, engine.project_id, query, CANDIDATES, as_of, k)
     if not vector:
         return await words, [], "off"
+    off = await semantic.unavailable(engine)  # before the word arm starts on this connection
+    if off is not None:
+        return await words, [], off
     lexical, near = await asyncio.gather(
         words,
         semantic.nearest(engine, query, CANDIDATES, as_of),

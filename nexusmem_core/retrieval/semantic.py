@@ -1,4 +1,8 @@
-"""The vector arm: the query embedded, its nearest nodes, and fairness to the unembedded."""
+"""The vector arm: the query embedded, its nearest nodes, and fairness to the unembedded.
+
+The vector store is imported only when there are vectors to read: with no model, or nothing
+embedded yet (BM25 alone, the first-class mode), a query neither loads it nor opens the
+second connection its scan runs on."""
 
 from __future__ import annotations
 
@@ -6,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from ..embed import EmbedUnavailableError
 from ..errors import StoreError
-from ..store import vectors
 from ..store.db import DB_ERRORS
 from ..store.fts import Candidate, candidates_by_seq
 from .query import Query
@@ -14,11 +17,29 @@ from .query import Query
 if TYPE_CHECKING:
     from ..engine import Engine
 
-__all__ = ["nearest", "neutral_when_unembedded", "resolve", "semantic_candidates"]
+__all__ = ["nearest", "neutral_when_unembedded", "resolve", "semantic_candidates", "unavailable"]
 
 # What ends a vector scan without ending the search: SQLite's errors (sqlite-vec's exact
 # scan), or the approximate one's (store/sketches.py), e.g. a query of another dimension.
 SCAN_ERRORS: tuple[type[Exception], ...] = (*DB_ERRORS, StoreError)
+
+
+async def unavailable(engine: Engine) -> str | None:
+    """Why the vector arm cannot run ("off", or why not), or None when it can: read on the
+    word arm's connection, so call it before the arms start."""
+    embedder = engine.embedder(for_query=True)
+    if embedder is None:
+        return "off"
+    # vectors.has_vectors, without loading the vector store for a memory that has none.
+    if not await engine.db.fetchone(
+        "select 1 from embeddings where model = ? limit 1", (embedder.model,)
+    ):
+        return _nothing_embedded(embedder.model)
+    return None
+
+
+def _nothing_embedded(model: str) -> str:
+    return f"off: nothing embedded with {model} yet (run `nexusmem sync`)"
 
 
 async def nearest(
@@ -34,9 +55,11 @@ async def nearest(
     embedder = engine.embedder(for_query=True)
     if embedder is None:
         return [], "off", ""
+    from ..store import vectors
+
     scan = await engine.db.beside()  # the connection itself when there is no second one
     if not await vectors.has_vectors(scan, embedder.model):
-        return [], f"off: nothing embedded with {embedder.model} yet (run `nexusmem sync`)", ""
+        return [], _nothing_embedded(embedder.model), ""
     try:
         (query_vector,) = await embedder.embed([query.text])
     except EmbedUnavailableError as err:
@@ -59,6 +82,8 @@ async def resolve(
     the node's current content speaks for it."""
     if not hits:
         return []
+    from ..store import vectors
+
     own = await vectors.embedded_among(engine.db, model, [seq for seq, _ in hits])
     found = await candidates_by_seq(engine.db, [seq for seq, _ in hits if seq in own])
     ordered = [found[seq] for seq, _ in hits if seq in found]
@@ -86,6 +111,8 @@ async def neutral_when_unembedded(engine: Engine, lexical: list[Candidate], k: i
     embedder = engine.embedder(for_query=True)
     if embedder is None:
         return
+    from ..store import vectors
+
     have = await vectors.embedded_among(engine.db, embedder.model, [c.seq for c in lexical])
     for rank, c in enumerate(lexical, start=1):
         if c.seq not in have:
