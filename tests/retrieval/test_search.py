@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 
 import pytest
 
@@ -662,3 +663,51 @@ async def test_words_inside_an_identifier_the_commit_names_find_it(settings: Set
     assert [res.ref for res in found.results[:2]] == [target, other]
     assert names == "deadline exceeded errors"
     assert untouched == ""  # no identifier in it: nothing to split
+
+
+def _filler(words: int, seed: int) -> str:
+    """Words that mean nothing, none of them a question's: length without content."""
+    rng = random.Random(seed)
+    vocabulary = [
+        a + b
+        for a in ("ka", "lo", "mi", "nu", "po", "ri", "su", "te")
+        for b in ("ba", "de", "fi", "go", "hu", "ji", "ke", "la", "mo", "ne")
+    ]
+    return " ".join(rng.choice(vocabulary) for _ in range(words))
+
+
+async def test_a_long_section_that_holds_the_words_together_ranks_above_one_that_scatters_them(
+    settings: Settings, make_repo
+):
+    """Two sections of one length hold every word of the question: the reference twice each,
+    paragraphs apart, the guide once each, in one paragraph. Counted over the whole section
+    they cover the question alike and the reference has more of each word; counted over its
+    best window, only the guide answers it."""
+    words = ["timeout", "instance", "defaults", "value", "wins", "call"]
+    scattered = "\n\n".join(
+        f"{_filler(100, i)} {w} {_filler(200, 20 + i)} {w} {_filler(100, 30 + i)}"
+        for i, w in enumerate(words)
+    )
+    together = " ".join(f"{w} {_filler(3, 40 + i)}" for i, w in enumerate(words))
+    repo = make_repo("windows")
+    repo.commit(
+        "docs: the reference and the guide",
+        {
+            "docs/reference.md": f"# Reference\n\n## Settings\n\n{scattered}\n",
+            "docs/guide.md": (
+                f"# Guide\n\n## Precedence\n\n{_filler(1200, 60)}\n\n{together}\n\n"
+                f"{_filler(1180, 61)}\n"
+            ),
+        },
+    )
+    for i in range(40):  # rows enough that the question's words are rare in the index
+        repo.commit(f"feat: {_filler(6, 200 + i)}", {f"src/p{i}.py": f"x = {i}\n"})
+    async with open_engine(settings, repo.path, create=True) as engine:
+        await handlers.sync(engine, embed=False)
+        found = await handlers.search(
+            engine,
+            "the call and the instance defaults both set a timeout: which value wins?",
+            vector=False,
+        )
+    refs = [r.ref for r in found.results]
+    assert refs.index("docs/guide.md#Precedence") < refs.index("docs/reference.md#Settings")
