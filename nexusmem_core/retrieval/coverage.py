@@ -49,6 +49,7 @@ import asyncio
 import json
 import math
 import weakref
+from collections.abc import Sequence
 
 from ..collectors.changelog import is_changelog
 from ..store.db import Database
@@ -100,14 +101,14 @@ async def cover(
         return
     names = list(weights)
     near = [(a, b) for a, b in pairs or [] if a in weights and b in weights]
-    # A long section's share is its best window's (see WINDOW): asked of its sections alone;
-    # a changelog's version section lists changes a question may name several of, far apart.
-    long = [
+    # A long doc section's share is its best window's (see WINDOW), but a changelog's: its
+    # version section lists changes a question may name several of, far apart.
+    sections = [
         c.seq
         for c in candidates
         if c.kind == "doc_section" and not is_changelog(c.ref.split("#", 1)[0])
     ]
-    held, lengths, together = await _held(db, names, [c.seq for c in candidates], near, long)
+    held, lengths, together = await _held(db, names, [c.seq for c in candidates], near, sections)
     near_weights = [min(weights[a], weights[b]) for a, b in near]
     near_room = sum(near_weights)
     _, mean = await row_averages(db)
@@ -149,7 +150,7 @@ async def _held(
     terms: list[str],
     seqs: list[int],
     pairs: list[tuple[str, str]],
-    sections: list[int] = (),  # type: ignore[assignment]
+    sections: Sequence[int] = (),
 ) -> tuple[dict[int, set[int]], dict[int, int], dict[int, set[int]]]:
     """Which of ``terms`` (by position) each row holds, each row's length in tokens, and which
     of ``pairs`` (by position) it holds near each other; of the rows ``seqs``, and of each

@@ -17,7 +17,7 @@ from .query import Query
 if TYPE_CHECKING:
     from ..engine import Engine
 
-__all__ = ["nearest", "neutral_when_unembedded", "resolve", "semantic_candidates", "unavailable"]
+__all__ = ["nearest", "neutral_when_unembedded", "resolve", "unavailable"]
 
 # What ends a vector scan without ending the search: SQLite's errors (sqlite-vec's exact
 # scan), or the approximate one's (store/sketches.py), e.g. a query of another dimension.
@@ -90,14 +90,6 @@ async def resolve(
     if as_of is not None:
         ordered = [c for c in ordered if c.created_at <= as_of][:limit]
     return ordered
-
-
-async def semantic_candidates(
-    engine: Engine, query: Query, limit: int, as_of: int | None = None
-) -> tuple[list[Candidate], str]:
-    """The vector arm's candidates, nearest first, and what became of it ("used" or why not)."""
-    hits, used, model = await nearest(engine, query, limit, as_of)
-    return await resolve(engine, hits, model, limit, as_of), used
 
 
 async def neutral_when_unembedded(engine: Engine, lexical: list[Candidate], k: int) -> None:

@@ -136,8 +136,9 @@ async def store(
 ) -> None:
     """Write one batch of vectors (inside the caller's transaction): ``embedded`` holds one
     vector for each of :func:`texts` of ``items``, in that order."""
-    if len(embedded) != sum(1 + len(item.passages) for item in items):
-        raise StoreError(f"{len(embedded)} vectors for {len(texts(items))} texts")
+    wanted = len(texts(items))
+    if len(embedded) != wanted:
+        raise StoreError(f"{len(embedded)} vectors for {wanted} texts")
     dims = len(embedded[0])
     existing = await _table_dims(db)
     if existing is not None and existing != dims:
