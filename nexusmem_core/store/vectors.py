@@ -230,7 +230,7 @@ async def prune_orphans(db: Database) -> int:
 
 
 async def _delete_passages(db: Database, seqs: list[int]) -> None:
-    if not await db.fetchone("select 1 from sqlite_master where name = ?", (PASSAGE_TABLE,)):
+    if not await _has_table(db, PASSAGE_TABLE):
         return
     ids = passage_ids(seqs)
     for start in range(0, len(ids), 4_000):
@@ -270,7 +270,7 @@ async def knn(
         hits = await sketches.nearest(db, sketch, project_id, vector, k)
     else:
         hits = await _exact(db, TABLE, project_id, vector, k)
-    if not await db.fetchone("select 1 from sqlite_master where name = ?", (PASSAGE_TABLE,)):
+    if not await _has_table(db, PASSAGE_TABLE):
         return hits
     best = dict(hits)
     for rowid, distance in await _exact(db, PASSAGE_TABLE, project_id, vector, k):
@@ -309,8 +309,8 @@ async def coverage(db: Database, model: str) -> VectorCoverage:
     return VectorCoverage(model, done, total - done)
 
 
-async def _has_table(db: Database) -> bool:
-    return bool(await db.fetchone("select 1 from sqlite_master where name = ?", (TABLE,)))
+async def _has_table(db: Database, name: str = TABLE) -> bool:
+    return bool(await db.fetchone("select 1 from sqlite_master where name = ?", (name,)))
 
 
 async def delete(db: Database, seqs: list[int], *, check_only: bool = False) -> int:
