@@ -185,12 +185,13 @@ async def diff_nodes(
     rev_args: list[str],
     config: ProjectConfig,
     paths: Sequence[str] = (),
+    output: AsyncIterator[bytes] | None = None,
 ) -> AsyncIterator[Node]:
     """The file diffs of the commits ``rev_args`` selects (of the files at ``paths`` only,
-    when given)."""
+    when given), read from ``output`` when their git was started earlier."""
     skip = config.sources.diff.skip_globs
     limit = config.limits.max_body_chars
-    async for commit, patches in walk_patches(root, rev_args, paths):
+    async for commit, patches in walk_patches(root, rev_args, paths, output):
         kept = [patch for patch in patches if not is_skipped_path(patch.path, skip)]
         if not kept:
             continue

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .git import LOG_FORMAT, Commit, log_records, parse_header
 
-__all__ = ["FilePatch", "is_skipped_path", "parse_patches", "walk_patches"]
+__all__ = ["FilePatch", "is_skipped_path", "parse_patches", "patch_args", "walk_patches"]
 
 
 SKIP_NAMES = {
@@ -172,12 +172,9 @@ def parse_patches(sha: str, text: str) -> list[FilePatch]:
     return patches
 
 
-async def walk_patches(
-    root: Path, rev_args: list[str], paths: Sequence[str] = ()
-) -> AsyncIterator[tuple[Commit, list[FilePatch]]]:
-    """Stream the non-merge commits selected by ``rev_args`` with their per-file patches; with
-    ``paths``, only the commits that touch one of them, and only those files' patches."""
-    args = [
+def patch_args(rev_args: Sequence[str], paths: Sequence[str] = ()) -> list[str]:
+    """The ``git log -p`` that :func:`walk_patches` reads, for a caller that starts it early."""
+    return [
         "log",
         "-p",
         "--no-merges",
@@ -189,7 +186,18 @@ async def walk_patches(
         "--",
         *paths,
     ]
-    async for record in log_records(root, args):
+
+
+async def walk_patches(
+    root: Path,
+    rev_args: list[str],
+    paths: Sequence[str] = (),
+    output: AsyncIterator[bytes] | None = None,
+) -> AsyncIterator[tuple[Commit, list[FilePatch]]]:
+    """Stream the non-merge commits selected by ``rev_args`` with their per-file patches; with
+    ``paths``, only the commits that touch one of them, and only those files' patches. With
+    ``output``, read that: the output of :func:`patch_args`'s git, started earlier."""
+    async for record in log_records(root, patch_args(rev_args, paths), output):
         if (parsed := _split_commit(record)) is not None:
             yield parsed
 

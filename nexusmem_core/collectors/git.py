@@ -8,10 +8,11 @@ so memory does not grow with the length of the history.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ __all__ = [
     "RepoInfo",
     "commit_signal",
     "git",
+    "git_ahead",
     "git_stream",
     "is_ancestor",
     "log_records",
@@ -155,7 +157,7 @@ def git_sync(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedP
     return done
 
 
-async def git_stream(cwd: Path, *args: str) -> AsyncIterator[bytes]:
+async def git_stream(cwd: Path, *args: str) -> AsyncGenerator[bytes, None]:
     """Yield git's stdout in chunks as it is produced; raise GitError if git then fails."""
     try:
         process: Process = await anyio.open_process(
@@ -172,6 +174,56 @@ async def git_stream(cwd: Path, *args: str) -> AsyncIterator[bytes]:
     if code != 0:
         first = errors.decode("utf-8", "replace").strip().splitlines()
         raise GitError(f"git {args[0]} failed in {cwd}: {first[0] if first else code}")
+
+
+AHEAD_CHUNKS = 512  # of git's output read ahead: at most 32 MB (a pipe read is <= 64 KB)
+
+
+@contextlib.asynccontextmanager
+async def git_ahead(cwd: Path, *args: str) -> AsyncIterator[AsyncIterator[bytes]]:
+    """Start git now; yield its output as :func:`git_stream` gives it, to be read later.
+
+    While the caller does other work, a task reads what git prints into a bounded buffer, so
+    git runs on another core instead of waiting on a full pipe (a first sync computes the
+    newest commits' patches while it parses the history walk). The buffer holds at most
+    ``AHEAD_CHUNKS`` chunks, in memory only (the patches are not redacted yet): past that git
+    waits for the reader. Leaving the block before the output is read stops git; a git that
+    fails raises from the stream where it ends, as git_stream's does.
+    """
+    send, receive = anyio.create_memory_object_stream[bytes | Exception](AHEAD_CHUNKS)
+
+    async def pump() -> None:
+        async with send:
+            try:
+                async with contextlib.aclosing(git_stream(cwd, *args)) as chunks:
+                    async for chunk in chunks:
+                        await send.send(chunk)
+            except anyio.BrokenResourceError:
+                return  # the reader is gone: git_stream's closing stops git
+            except Exception as err:  # handed to the reader, which raises it where it reads
+                with contextlib.suppress(anyio.BrokenResourceError):
+                    await send.send(err)
+
+    async def output() -> AsyncIterator[bytes]:
+        async with receive:
+            async for item in receive:
+                if isinstance(item, Exception):
+                    raise item
+                yield item
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pump)
+            try:
+                yield output()
+            finally:
+                receive.close()  # read or not, the output is done with
+                tg.cancel_scope.cancel()  # an unread rest stops git rather than waiting on it
+    except BaseExceptionGroup as group:
+        # The pump raises nothing; what the group holds is the caller's own error.
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
 
 
 def _check_repository_path(path: Path) -> None:
@@ -298,8 +350,11 @@ def _parse_record(record: bytes) -> Commit | None:
     return commit
 
 
-async def log_records(root: Path, args: list[str]) -> AsyncIterator[bytes]:
-    """Run ``git <args>`` (a log with ``LOG_FORMAT``) and yield each commit's record whole.
+async def log_records(
+    root: Path, args: list[str], output: AsyncIterator[bytes] | None = None
+) -> AsyncIterator[bytes]:
+    """Run ``git <args>`` (a log with ``LOG_FORMAT``) and yield each commit's record whole;
+    with ``output``, read that instead (the same git started earlier: :func:`git_ahead`).
 
     Records are split on MARK as the output streams in. A MARK ends a record only when a sha
     follows it (the marker could sit inside a message, where ``_split`` glues it back), so
@@ -309,7 +364,7 @@ async def log_records(root: Path, args: list[str]) -> AsyncIterator[bytes]:
     """
     buf = bytearray()
     start = scan = 0  # where the record being read starts; where to look for the next MARK
-    async for chunk in git_stream(root, *args):
+    async for chunk in output if output is not None else git_stream(root, *args):
         buf += chunk
         records, start, scan = _cut(buf, start, scan, final=False)
         for record in records:

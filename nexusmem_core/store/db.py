@@ -250,6 +250,19 @@ class Database:
             return cur.rowcount
 
     @asynccontextmanager
+    async def page_cache(self, kib: int) -> AsyncIterator[None]:
+        """A page cache of up to ``kib`` KiB on this connection for the block, then the one
+        it had. Pages are held only as they are read or written, so a small write keeps a
+        small cache; a bulk one stops spilling its random index inserts to the WAL."""
+        (before,) = await self.fetchone("pragma cache_size") or (-2000,)
+        await self.execute(f"pragma cache_size = {-int(kib)}")
+        try:
+            yield
+        finally:
+            with contextlib.suppress(*DB_ERRORS):  # a closed connection has no cache to give back
+                await self.execute(f"pragma cache_size = {int(before)}")
+
+    @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Database]:
         """One write transaction: all of it lands, or (on any exception) none of it."""
         await self._begin()

@@ -26,7 +26,7 @@ from .db import Database
 __all__ = ["rekey"]
 
 BATCH = 2000
-CACHE_KIB = -262_144  # a page cache of up to 256 MiB while the ids are rewritten
+CACHE_KIB = 262_144  # a page cache of up to 256 MiB while the ids are rewritten
 _ID = re.compile(r"^[0-9a-f]{64}$")
 # (table, column) of every reference to a node id. A primary key that would collide with a
 # row already there (a duplicate event) keeps that row: ``or ignore``, then the rest go.
@@ -44,11 +44,14 @@ _SHADOWS = ("nodes_fts", "nodes_cjk", "nodes_vec", "passages_vec", "sqlite_")
 
 async def rekey(db: Database, old: str, new: str, name: str, root: str, origin: str | None) -> int:
     """Move everything project ``old`` holds to project ``new``; return the nodes moved."""
-    await db.execute("pragma defer_foreign_keys = on")
-    (cache,) = await db.fetchone("pragma cache_size") or (-2000,)
     # Every node id changes to another random hash: the id index and node_files are rewritten
     # in random order, which the default 2 MB page cache turns into 30 s at 100k nodes.
-    await db.execute(f"pragma cache_size = {CACHE_KIB}")
+    async with db.page_cache(CACHE_KIB):
+        return await _move(db, old, new, name, root, origin)
+
+
+async def _move(db: Database, old: str, new: str, name: str, root: str, origin: str | None) -> int:
+    await db.execute("pragma defer_foreign_keys = on")
     await db.execute(
         "insert into projects (id, name, root, origin, created_at) "
         "select ?, ?, ?, ?, created_at from projects where id = ? "
@@ -80,7 +83,6 @@ async def rekey(db: Database, old: str, new: str, name: str, root: str, origin: 
     await db.execute("delete from projects where id = ?", (old,))
     await db.execute("drop table temp.rekey")
     await db.execute("pragma defer_foreign_keys = off")  # checked at commit all the same
-    await db.execute(f"pragma cache_size = {int(cache)}")
     return moved
 
 

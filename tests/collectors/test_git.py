@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import pytest
 
+from nexusmem_core.collectors import git as git_module
 from nexusmem_core.collectors.git import (
     MARK,
     Commit,
     _parse_record,
     _split,
     commit_signal,
+    git_ahead,
+    git_stream,
     normalize_origin,
     read_repo,
 )
-from nexusmem_core.errors import UsageError
+from nexusmem_core.errors import GitError, UsageError
+
+from ..conftest import Repo
 
 
 @pytest.mark.parametrize(
@@ -82,3 +89,50 @@ async def test_a_repository_path_no_file_can_have_is_a_one_line_usage_error(path
     message = str(caught.value)
     assert message.startswith(f"the repository path {path!r} contains")
     assert message.endswith("pass the repository's real path") and "\n" not in message
+
+
+def _patch_args() -> list[str]:
+    return ["log", "-p", "--no-color", "--format=%H", "HEAD", "--"]
+
+
+async def _read(chunks: AsyncIterator[bytes]) -> bytes:
+    return b"".join([chunk async for chunk in chunks])
+
+
+async def test_git_started_ahead_gives_what_it_would_have_streamed(repo: Repo):
+    """The patches a first sync starts early are the bytes git_stream reads, in order, even
+    once they have outgrown the read-ahead buffer (then git waits for the reader)."""
+    for n in range(30):
+        repo.commit(f"feat: step {n}", {f"src/m{n}.py": "x = 1\n" * 4000})
+    streamed = await _read(git_stream(repo.path, *_patch_args()))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(git_module, "AHEAD_CHUNKS", 2)
+        async with git_ahead(repo.path, *_patch_args()) as output:
+            ahead = await _read(output)
+    assert len(streamed) > 10 * 65_536  # more than two chunks: git waited at least once
+    assert ahead == streamed
+
+
+async def test_git_started_ahead_fails_where_its_output_is_read(repo: Repo):
+    async with git_ahead(repo.path, "log", "-p", "no-such-revision", "--") as output:
+        with pytest.raises(GitError, match="no-such-revision"):
+            await _read(output)
+
+
+async def test_leaving_before_reading_stops_git(repo: Repo):
+    """A sync that needs no diffs after all leaves the block unread: the git started ahead,
+    blocked on a full buffer, is stopped rather than waited for (which would hang)."""
+    for n in range(10):
+        repo.commit(f"feat: step {n}", {f"src/m{n}.py": "x = 1\n" * 4000})
+    with pytest.MonkeyPatch.context() as patch, anyio.fail_after(60):  # a hang fails, slowly
+        patch.setattr(git_module, "AHEAD_CHUNKS", 1)
+        async with git_ahead(repo.path, *_patch_args()):
+            await anyio.sleep(0.2)  # the pump fills the buffer and blocks on it
+
+
+async def test_an_error_before_the_output_is_read_comes_out_as_itself(repo: Repo):
+    """A history walk that fails while the patches' git runs ahead: its own error reaches the
+    caller (a task group would wrap it in an ExceptionGroup, which no one-line error names)."""
+    with pytest.raises(GitError, match="the walk failed"):
+        async with git_ahead(repo.path, *_patch_args()):
+            raise GitError("the walk failed")
