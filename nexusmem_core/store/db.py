@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import aiosqlite
 import anyio.to_thread
@@ -225,29 +225,31 @@ class Database:
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         self._running += 1
         try:
-            async with self.conn.execute(sql, params) as cur:
-                return [tuple(row) for row in await cur.fetchall()]
+            return await self._call(_fetchall, sql, params)
         finally:
             self._running -= 1
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         self._running += 1
         try:
-            async with self.conn.execute(sql, params) as cur:
-                row = await cur.fetchone()
+            return await self._call(_fetchone, sql, params)
         finally:
             self._running -= 1
-        return None if row is None else tuple(row)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run one statement; return the number of rows it changed."""
-        async with self.conn.execute(sql, params) as cur:
-            return cur.rowcount
+        return await self._call(_execute, sql, params)
 
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         """Run one statement per row; return the rows changed (triggers' changes excluded)."""
-        async with self.conn.executemany(sql, rows) as cur:
-            return cur.rowcount
+        return await self._call(_executemany, sql, rows)
+
+    async def _call(self, work: Callable[..., T], *args: Any) -> T:
+        """``work(connection, *args)`` on the connection's own thread, in one trip through
+        aiosqlite's queue. Its cursor API takes three (execute, fetch, close), 65 us each on
+        this machine: a search runs ~20 statements, a no-op sync ~40. ``_execute`` is
+        aiosqlite's own way to queue a call (what its ``execute_fetchall`` uses)."""
+        return cast(T, await self.conn._execute(work, self.conn._conn, *args))
 
     @asynccontextmanager
     async def page_cache(self, kib: int) -> AsyncIterator[None]:
@@ -305,6 +307,39 @@ class Database:
             sibling, self._sibling = self._sibling, None
             await sibling.close()
         await self.conn.close()
+
+
+def _fetchall(conn: Any, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    cursor = conn.execute(sql, params)
+    try:
+        return [tuple(row) for row in cursor.fetchall()]
+    finally:
+        cursor.close()
+
+
+def _fetchone(conn: Any, sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:
+    cursor = conn.execute(sql, params)
+    try:
+        row = cursor.fetchone()
+    finally:
+        cursor.close()
+    return None if row is None else tuple(row)
+
+
+def _execute(conn: Any, sql: str, params: Sequence[Any]) -> int:
+    cursor = conn.execute(sql, params)
+    try:
+        return int(cursor.rowcount)
+    finally:
+        cursor.close()
+
+
+def _executemany(conn: Any, sql: str, rows: Iterable[Sequence[Any]]) -> int:
+    cursor = conn.executemany(sql, rows)
+    try:
+        return int(cursor.rowcount)
+    finally:
+        cursor.close()
 
 
 async def share_work(
