@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
-from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
+from mcp.server.mcpserver import AcceptedElicitation, Context, ListRoots, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, WithJsonSchema
@@ -56,6 +56,11 @@ def _client_roots(ctx: Context) -> ListRoots | ListRootsResult:
 
 
 Roots = Annotated[ListRootsResult, Resolve(_client_roots)]
+# The SDK hands every resolved argument (the roots above) over as ``AcceptedElicitation[Any]``.
+# pydantic keeps a parametrized generic in a weak cache: nothing held this one between calls,
+# so the collector took it and each tool call built the class again (~1 ms). Held here, it
+# is built once.
+_ACCEPTED = AcceptedElicitation[Any]
 
 # The schema lists every kind; the handler checks it, so a wrong one gets one line naming them.
 NodeKindArg = Annotated[

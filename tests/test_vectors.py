@@ -73,7 +73,7 @@ async def test_a_hit_found_by_both_arms_says_so(settings, car_repo, ollama):
 
 def cand(name: str) -> Candidate:
     return Candidate(
-        name, "p", "doc_section", name, None, name, 0, 0, 0.5, "authored", "candidate", {}, False
+        name, "p", "doc_section", name, None, name, 0, 0, 0.5, "authored", "candidate", "{}", False
     )
 
 

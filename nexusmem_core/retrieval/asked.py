@@ -144,8 +144,10 @@ class _Candidate(Protocol):
     parses queries with this package, is not imported back)."""
 
     kind: str
-    meta: dict[str, Any]
     score: float
+
+    @property
+    def meta(self) -> dict[str, Any]: ...  # read-only: a Candidate decodes it when asked
 
 
 C = TypeVar("C", bound=_Candidate)

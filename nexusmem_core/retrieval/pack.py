@@ -158,7 +158,9 @@ class _Titled(Protocol):
     def kind(self) -> str: ...  # read-only, so a Node's NodeKind is one too
 
     title: str
-    meta: dict[str, Any]
+
+    @property
+    def meta(self) -> dict[str, Any]: ...  # read-only: a Candidate decodes it when asked
 
 
 def display_title(c: _Titled) -> str:

@@ -8,6 +8,7 @@ import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import pairwise
 from math import prod
 from typing import Any
@@ -82,7 +83,7 @@ class Candidate:
     signal: float
     provenance: str
     trust: str
-    meta: dict[str, Any]
+    meta_json: str  # read into ``meta`` when asked: most candidates are never shown
     superseded: bool
     relevance: float = 0.0
     score: float = 0.0
@@ -93,6 +94,13 @@ class Candidate:
     capture: str = ""  # post-install, backfilled or origin-unknown (see retrieval/search.py)
     hunk: Candidate | None = None  # a commit's best-matching file diff (retrieval/group.py)
 
+    @cached_property
+    def meta(self) -> dict[str, Any]:
+        """The node's metadata, decoded on first use (a sweeping commit's lists its 500
+        changed files: decoding every candidate's was 5% of a search). A stage that sets it
+        (copies, chains) replaces it for the rest of the search."""
+        return decode_meta(self.meta_json)
+
     @classmethod
     def from_row(
         cls, row: tuple[Any, ...], relevance: float, arms: list[str] | None = None
@@ -101,7 +109,7 @@ class Candidate:
         plain = dict(zip(_ROW_FIELDS, row, strict=False))
         return cls(
             **plain,
-            meta=decode_meta(row[11]),
+            meta_json=row[11] or "{}",
             superseded=bool(row[12]),
             relevance=relevance,
             seq=int(row[13]),

@@ -376,3 +376,21 @@ async def test_status_text_names_the_servers_tools_not_the_clis_commands(server,
     assert "(HEAD has moved: call sync_project)" in text
     # What a tool can do is named as the tool; `nexusmem hook install` has none, and stays.
     assert "nexusmem sync" not in text and "nexusmem stale" not in text, text
+
+
+async def test_the_sdks_wrapper_of_a_resolved_argument_is_built_once(server, repo: Repo):
+    """Each tool call's roots come wrapped in ``AcceptedElicitation[Any]``; pydantic keeps that
+    class only while something refers to it, and building it again cost ~1 ms of every call.
+    It must outlive a garbage collection between two calls."""
+    import gc
+    from typing import Any
+
+    from mcp.server.mcpserver import AcceptedElicitation
+
+    root = {"project_root": str(repo.path)}
+    async with Client(server) as client:
+        assert not (await client.call_tool("sync_project", root)).is_error
+        first = id(AcceptedElicitation[Any])
+        gc.collect()
+        assert not (await client.call_tool("search_memory", {"query": "retry", **root})).is_error
+        assert id(AcceptedElicitation[Any]) == first

@@ -30,7 +30,7 @@ def cand(
         0.5,
         "authored",
         "candidate",
-        {},
+        "{}",
         False,
         1.0,
     )
