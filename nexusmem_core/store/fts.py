@@ -262,10 +262,13 @@ async def bm25_each(
     """
     bounds = [(0, 2**62)] if split is None else [(0, split), (split, 2**62)]
     moment = 2**62 if as_of is None else as_of
-    # Later records are filtered after FTS ranks: look deeper so they do not crowd out.
-    depth = limit * (3 if as_of is None else 10)
+    # Other projects' rows and later records are filtered after FTS ranks: look deeper so
+    # they do not crowd out. A memory of one project (the usual one) has no other rows:
+    # without ``as_of`` the first ``limit`` are the answer (a third of the rows to read).
+    alone = limit if as_of is None else limit * 10
+    shared = limit * (3 if as_of is None else 10)
     statements = [
-        (_BM25_SQL, (match, low, high, depth, project_id, moment))
+        (_BM25_SQL, (match, low, high, alone, shared, project_id, moment))
         for match in matches
         for low, high in bounds
     ]
@@ -290,7 +293,9 @@ _BM25_SQL = f"""
     select {NODE_COLUMNS}, -f.rank
     from (select rowid, bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT}, {NAMES_WEIGHT}) as rank
           from nodes_fts where nodes_fts match ? and rowid >= ? and rowid < ?
-          order by rank, rowid desc limit ?) f
+          order by rank, rowid desc
+          limit case when (select min(project_id) from nodes) = (select max(project_id) from nodes)
+                then ? else ? end) f
     cross join nodes n on n.seq = f.rowid
     where n.project_id = ? and n.created_at <= ?
     order by f.rank, n.seq desc

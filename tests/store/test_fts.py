@@ -13,7 +13,7 @@ from nexusmem_core.models import Node
 from nexusmem_core.retrieval import words
 from nexusmem_core.store import fts
 from nexusmem_core.store.fts import bm25_candidates, term_counts
-from nexusmem_core.store.nodes import upsert_nodes
+from nexusmem_core.store.nodes import upsert_nodes, upsert_project
 
 
 async def test_terms_in_more_than_half_the_rows_are_dropped(settings: Settings, make_repo):
@@ -231,9 +231,30 @@ async def test_the_ranked_rows_are_read_first_and_their_nodes_looked_up_by_seq(
     async with memory_of(settings, make_repo, lambda pid: [note(pid, "a", "alpha")]) as engine:
         plan = await engine.db.fetchall(
             "explain query plan " + fts._BM25_SQL,
-            ('"alpha"', 0, 2**62, 300, engine.project_id, 2**62),
+            ('"alpha"', 0, 2**62, 100, 300, engine.project_id, 2**62),
         )
     steps = [row[3] for row in plan]
     assert "SCAN f" in steps
     assert any(s.startswith("SEARCH n USING INTEGER PRIMARY KEY") for s in steps)
-    assert steps.index("SCAN f") < next(i for i, s in enumerate(steps) if s.startswith("SEARCH n"))
+    assert steps.index("SCAN f") < next(i for i, s in enumerate(steps) if s.startswith("SEARCH n "))
+
+
+async def test_another_projects_rows_do_not_crowd_this_ones_out(settings: Settings, make_repo):
+    """A memory of one project reads only as many ranked rows as it returns; one that holds
+    another project's rows too (an identity that moved) reads deeper, so that project's
+    better-scoring rows do not take every place before the filter by project."""
+
+    def mine(pid: str) -> list[Node]:
+        return [note(pid, f"mine{i}", "kestrel notes", "plain text") for i in range(3)]
+
+    async with memory_of(settings, make_repo, mine) as engine:
+        db, pid = engine.db, engine.project_id
+        alone = await bm25_candidates(db, '"kestrel"', pid, 2)
+        assert [c.ref for c in alone] == ["mine2", "mine1"]  # tied: newest first
+        async with db.transaction():
+            await upsert_project(db, "other", "other", "/elsewhere", None)
+            theirs = [note("other", f"theirs{i}", "kestrel kestrel kestrel") for i in range(4)]
+            await upsert_nodes(db, theirs)
+        shared = await bm25_candidates(db, '"kestrel"', pid, 2)
+    # The four better rows of the other project fill the first four places; six are read.
+    assert [c.ref for c in shared] == ["mine2", "mine1"]
