@@ -192,6 +192,7 @@ class SyncReport:
     unreachable_pruned: int = 0  # nodes of commits no ref reaches, past their grace period
     unreachable_waiting: int = 0  # unreachable commits still inside the grace period
     word_lists: int = -1  # common words whose best rows were listed this sync (-1: not due)
+    index_compacted: bool = False  # the word index's segments were merged (store/fts.compact)
     full_walk: bool = False
     rebuilt: bool = False
     seconds: float = 0.0

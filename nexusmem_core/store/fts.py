@@ -31,6 +31,7 @@ __all__ = [
     "candidates_by_ref",
     "candidates_by_seq",
     "cjk_candidates",
+    "compact",
     "deferred_index",
     "linked_candidates",
     "load_bodies",
@@ -538,6 +539,28 @@ async def rebuild_cjk(db: Database) -> None:
     await db.execute(
         "insert into nodes_cjk(rowid, title, body) select seq, title, body from nodes where cjk"
     )
+
+
+COMPACT_ROWS = 20_000  # up to here, merging every segment is cheap: 12 ms at 7k rows
+SMALL_SEGMENTS = 2  # ... so an index this small is merged whenever it has more
+LARGE_SEGMENTS = 12  # a larger one only past this many (130 ms at 51k rows)
+
+
+async def compact(db: Database) -> bool:
+    """Merge the word index's segments once syncs have left too many; return whether it did.
+    Inside the caller's write transaction.
+
+    FTS5 writes a segment each time it flushes its pending terms, and a sync flushes once for
+    every row it rewrites: one new commit that changed a doc file left nine segments. A query
+    looks each of its terms up in every segment: on click, the warm MCP search took 20 ms
+    with nine and 16 ms with one. 'optimize' rewrites the whole index, so a large one is
+    merged only once several syncs have left their segments, and pays for it then."""
+    (segments,) = await db.fetchone("select count(distinct segid) from nodes_fts_idx") or (0,)
+    (rows,) = await db.fetchone("select coalesce(max(seq), 0) from nodes") or (0,)
+    if segments <= (SMALL_SEGMENTS if rows <= COMPACT_ROWS else LARGE_SEGMENTS):
+        return False
+    await db.execute("insert into nodes_fts(nodes_fts) values ('optimize')")
+    return True
 
 
 async def optimize(db: Database) -> None:

@@ -258,3 +258,42 @@ async def test_another_projects_rows_do_not_crowd_this_ones_out(settings: Settin
         shared = await bm25_candidates(db, '"kestrel"', pid, 2)
     # The four better rows of the other project fill the first four places; six are read.
     assert [c.ref for c in shared] == ["mine2", "mine1"]
+
+
+async def _segments(engine: Engine) -> int:
+    (count,) = await engine.db.fetchone("select count(distinct segid) from nodes_fts_idx")
+    return int(count)
+
+
+async def test_a_sync_that_left_many_index_segments_merges_them(
+    settings: Settings, make_repo, monkeypatch
+):
+    """Each row a sync rewrites flushes FTS5's pending terms into a segment of its own, and a
+    query looks its terms up in every segment. A small index is merged back to one segment
+    by the sync that left more than two; a large one only past twelve."""
+    repo = make_repo("segments")
+    guide = "# Guide\n\n" + "".join(f"## Part {i}\n\nThe kestrel part {i}.\n\n" for i in range(6))
+    repo.commit("docs: the guide", {"docs/guide.md": guide})
+    async with open_engine(settings, repo.path, create=True) as engine:
+        await handlers.sync(engine)
+        repo.commit("docs: reword the guide", {"docs/guide.md": guide.replace("The", "A")})
+        monkeypatch.setattr(fts, "COMPACT_ROWS", 0)  # a large index: left as it is
+        report = await handlers.sync(engine)
+        assert not report.index_compacted and await _segments(engine) > fts.SMALL_SEGMENTS
+        monkeypatch.undo()
+        repo.commit("docs: a note", {"NOTES.md": "# Notes\n\nA falcon note.\n"})
+        report = await handlers.sync(engine)  # a small index with many: merged
+        assert report.index_compacted and await _segments(engine) == 1
+        # The merged index still matches the rows it indexes, and finds what was written.
+        await engine.db.execute(
+            "insert into nodes_fts(nodes_fts, rank) values ('integrity-check', 1)"
+        )
+        found = await handlers.search(engine, "falcon", vector=False)
+        indexed = await engine.db.fetchone(
+            "select count(*) from nodes_fts where nodes_fts match 'kestrel'"
+        )
+        holding = await engine.db.fetchone(
+            "select count(*) from nodes where instr(body, 'kestrel')"
+        )
+    assert found.results[0].ref == "NOTES.md#Notes"
+    assert indexed == holding == (8,)  # the six parts and the two commits' patches, once each
