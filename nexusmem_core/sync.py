@@ -205,8 +205,7 @@ async def _sync(
     # Outside the ingest transaction too: merging the word index's segments only speeds
     # queries up; a memory left with many reads the same.
     try:
-        async with db.transaction():
-            report.index_compacted = await compact(db)
+        report.index_compacted = await compact(db)
     except DB_ERRORS as err:
         report.notes.append(f"the word index's segments were not merged: {err}")
     try:

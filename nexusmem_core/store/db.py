@@ -309,37 +309,26 @@ class Database:
         await self.conn.close()
 
 
+# What runs on the connection's thread, one call a statement (see ``Database._call``).
 def _fetchall(conn: Any, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-    cursor = conn.execute(sql, params)
-    try:
+    with contextlib.closing(conn.execute(sql, params)) as cursor:
         return [tuple(row) for row in cursor.fetchall()]
-    finally:
-        cursor.close()
 
 
 def _fetchone(conn: Any, sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:
-    cursor = conn.execute(sql, params)
-    try:
+    with contextlib.closing(conn.execute(sql, params)) as cursor:
         row = cursor.fetchone()
-    finally:
-        cursor.close()
     return None if row is None else tuple(row)
 
 
 def _execute(conn: Any, sql: str, params: Sequence[Any]) -> int:
-    cursor = conn.execute(sql, params)
-    try:
+    with contextlib.closing(conn.execute(sql, params)) as cursor:
         return int(cursor.rowcount)
-    finally:
-        cursor.close()
 
 
 def _executemany(conn: Any, sql: str, rows: Iterable[Sequence[Any]]) -> int:
-    cursor = conn.executemany(sql, rows)
-    try:
+    with contextlib.closing(conn.executemany(sql, rows)) as cursor:
         return int(cursor.rowcount)
-    finally:
-        cursor.close()
 
 
 async def share_work(

@@ -547,8 +547,8 @@ LARGE_SEGMENTS = 12  # a larger one only past this many (130 ms at 51k rows)
 
 
 async def compact(db: Database) -> bool:
-    """Merge the word index's segments once syncs have left too many; return whether it did.
-    Inside the caller's write transaction.
+    """Merge the word index's segments once syncs have left too many, in a write transaction
+    of its own (none when there is nothing to merge); return whether it did.
 
     FTS5 writes a segment each time it flushes its pending terms, and a sync flushes once for
     every row it rewrites: one new commit that changed a doc file left nine segments. A query
@@ -559,7 +559,8 @@ async def compact(db: Database) -> bool:
     (rows,) = await db.fetchone("select coalesce(max(seq), 0) from nodes") or (0,)
     if segments <= (SMALL_SEGMENTS if rows <= COMPACT_ROWS else LARGE_SEGMENTS):
         return False
-    await db.execute("insert into nodes_fts(nodes_fts) values ('optimize')")
+    async with db.transaction():
+        await db.execute("insert into nodes_fts(nodes_fts) values ('optimize')")
     return True
 
 
