@@ -202,6 +202,39 @@ async def test_a_revert_told_in_words_is_what_an_undone_question_asks_for(
     assert asked.results[0].ref == worded
 
 
+async def test_a_revert_told_in_words_is_lifted_as_the_linked_pairs_are(
+    settings: Settings, make_repo
+):
+    """A question about something undone lifts the linked revert pairs; a revert told in
+    words is the same kind of answer and is lifted with them, so a pair that holds fewer of
+    the question's words does not pass it for the lift alone."""
+    r: Repo = make_repo("undone-words-lifted")
+    worded = r.commit(
+        "Revert change so help is printed on stdout again",
+        {"help.go": "OUT = 1\n"},
+    )
+    for i in range(8):  # enough rows for the words' weights to mean something
+        r.commit(f"Tidy flag parsing step {i}", {f"flags{i}.go": f"x = {i}\n"})
+    tried = r.commit("Wrap help text in one writer", {"writer.go": "ONE = true\n"})
+    undone = r.commit(
+        f'Revert "Wrap help text in one writer"\n\nThis reverts commit {tried}.',
+        {"writer.go": ""},
+    )
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        asked = await handlers.search(
+            engine,
+            "Did help text ever get printed to stderr instead of stdout, and why was that "
+            "switched back?",
+            vector=False,
+        )
+    finally:
+        await cm.__aexit__(None, None, None)
+    refs = [res.ref for res in asked.results]
+    assert refs[0] == worded
+    assert {tried, undone} <= set(refs)
+
+
 async def _asked_after_a_doc(
     settings: Settings, r: Repo, doc: dict[str, str], message: str, plain: str, asked: str
 ) -> tuple[str, SearchResponse, SearchResponse]:
