@@ -21,9 +21,11 @@ config.json overrides it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..store.fts import Candidate
 
-__all__ = ["PROJECT_RRF_K", "RRF_K", "rrf"]
+__all__ = ["PROJECT_RRF_K", "RRF_K", "rrf", "unit_relevance"]
 
 RRF_K = 5  # the BM25 and vector arms of one project (see above)
 PROJECT_RRF_K = 60  # projects' lists in --all-projects: not measured yet, the customary value
@@ -42,3 +44,22 @@ def rrf(lists: dict[str, list[Candidate]], k: int = RRF_K) -> list[Candidate]:
                 candidate.arms = []
             kept.arms.append(arm)
     return sorted(fused.values(), key=lambda c: c.relevance, reverse=True)
+
+
+def unit_relevance(
+    lists: dict[str, list[Candidate]], unit: Callable[[Candidate], str | None], k: int = RRF_K
+) -> dict[str, float]:
+    """Each answer unit's fused relevance (a commit with its diffs: ``unit`` names a
+    candidate's unit, or None): every list contributes 1/(k + rank) once per unit, at the
+    best rank any of its members holds there, so a commit whose diff one arm ranks first and
+    whose message the other ranks fifth is found by both. The ranks are the lists' own, so
+    no other candidate's contribution moves."""
+    fused: dict[str, float] = {}
+    for ranked in lists.values():
+        seen: set[str] = set()
+        for rank, candidate in enumerate(ranked, start=1):
+            key = unit(candidate)
+            if key is not None and key not in seen:
+                seen.add(key)
+                fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
+    return fused

@@ -16,6 +16,16 @@ found by its own words. Measured on the real set (BM25 MRR@10): 0.641 -> 0.655; 
 -> 0.683, release 0.657 -> 0.687, recent 0.700 -> 0.720. Lending only from files memory
 holds now (doc_files) gained half of that: renamed docs and ``requirements/*.txt``-like lists
 of names still lent.
+
+With two arms, a commit is one answer to each of them: the word arm often finds it by its
+diff (the code holds the identifiers a question names) and the vector arm by its message.
+Fused record by record, each record held one arm's share and the commit the better of the
+two, so a commit found by both arms through different records counted as found by one
+(``fuse.unit_relevance`` gives it each arm's share at the best rank any of its records holds
+there). Real set, hybrid MRR@10: 0.839 -> 0.844, recent questions (answered inside the diff
+window) 0.746 -> 0.813; seven rose, six fell one place. Grouping each arm's list before the
+fusion instead (each commit one place in each list) scored 0.834: it moved every other
+candidate's rank with it, and how-to questions' sections fell behind the commits.
 """
 
 from __future__ import annotations
@@ -26,7 +36,7 @@ from ..store.db import Database
 from ..store.fts import Candidate, candidates_by_ref
 from ..store.nodes import held_changelogs
 
-__all__ = ["group_commits"]
+__all__ = ["group_commits", "unit_of"]
 
 
 async def group_commits(
@@ -35,8 +45,11 @@ async def group_commits(
     ranked: list[Candidate],
     as_of: int | None = None,
     doc_extensions: tuple[str, ...] = DEFAULT_DOC_EXTENSIONS,
+    units: dict[str, float] | None = None,
 ) -> list[Candidate]:
-    """``ranked`` (by relevance) with every file diff folded into its commit; by relevance."""
+    """``ranked`` (by relevance) with every file diff folded into its commit; by relevance.
+    ``units``: a commit's relevance as one answer across fused arms (fuse.unit_relevance),
+    which it keeps when that is more than its best member's."""
     commits = {c.ref: c for c in ranked if c.kind == "git_commit"}
     prose = {c.id for c in ranked if _sha(c) and _is_prose(c, doc_extensions)}
     logs = {c.id for c in ranked if c.id in prose and is_changelog(_path(c))}
@@ -67,12 +80,25 @@ async def group_commits(
             commits[sha] = commit
             commit.relevance, commit.arms = c.relevance, list(c.arms)
             out.append(commit)
-        elif c.relevance > commit.relevance:
-            commit.relevance = c.relevance
+        else:
+            commit.relevance = max(commit.relevance, c.relevance)
+            commit.arms = sorted({*commit.arms, *c.arms})  # bm25, vector
         if commit.hunk is None or c.relevance > commit.hunk.relevance:
             commit.hunk = c
+    for c in out:
+        if units and c.kind == "git_commit" and c.ref in units:
+            c.relevance = max(c.relevance, units[c.ref])
     out.sort(key=lambda c: c.relevance, reverse=True)
     return out
+
+
+def unit_of(c: Candidate, doc_extensions: tuple[str, ...] = DEFAULT_DOC_EXTENSIONS) -> str | None:
+    """The commit a candidate answers as (its sha): a commit's own, a code diff's commit's;
+    None for the rest, and for a diff of a prose file, which lends its commit nothing."""
+    if c.kind == "git_commit":
+        return c.ref
+    sha = _sha(c)
+    return None if sha is None or _is_prose(c, doc_extensions) else sha
 
 
 def _is_prose(c: Candidate, doc_extensions: tuple[str, ...]) -> bool:

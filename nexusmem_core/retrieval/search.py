@@ -36,8 +36,8 @@ from ..store.fts import Candidate, load_bodies
 from . import semantic
 from .asked import lift_commits, lift_howto, lift_reasons, lift_releases
 from .copies import drop_copies
-from .fuse import PROJECT_RRF_K, rrf
-from .group import group_commits
+from .fuse import PROJECT_RRF_K, rrf, unit_relevance
+from .group import group_commits, unit_of
 from .lexical import lexical_candidates
 from .pack import Packer, echo_query, pack
 from .pairs import pair_reverts
@@ -120,18 +120,20 @@ async def ranked(
     became of the vector arm. ``as_of`` keeps only what was recorded by then, on both arms;
     ``now`` is the moment recency is measured from (the clock by default)."""
     db, pid, k = engine.db, engine.project_id, engine.config.retrieval.fusion_k
+    docs = engine.config.sources.docs.extensions
     lexical, semantic, used = await _arms(engine, query, vector, as_of)
-    candidates = lexical
+    candidates, units = lexical, None
     if semantic:  # BM25 alone keeps BM25's own relevance; two arms are fused by rank
-        candidates = rrf({"bm25": lexical, "vector": semantic}, k)
+        arms = {"bm25": lexical, "vector": semantic}
+        units = unit_relevance(arms, lambda c: unit_of(c, docs), k)
+        candidates = rrf(arms, k)
         await neutral_when_unembedded(engine, lexical, k)
         candidates.sort(key=lambda c: c.relevance, reverse=True)
     if engine.config.retrieval.import_expansion:
         from .imports import expand
 
         candidates = await expand(db, pid, query.text, candidates)
-    docs = engine.config.sources.docs.extensions
-    candidates = await group_commits(db, pid, candidates, as_of, docs)
+    candidates = await group_commits(db, pid, candidates, as_of, docs, units)
     moment = time.time() if now is None else now
     for c in candidates:
         c.score = c.relevance * prior_factor(

@@ -2,10 +2,12 @@
 
     .venv/bin/python bench/eval/real/trace.py click-10 [werkzeug-21 ...] [--top 5]
 
-For each question id of ``bench/eval/real/*.json``, runs the BM25 search on its cached memory
-(made by ``run.py``: run that first) and prints, after every stage of ``retrieval/search.py``
-(BM25, coverage, grouping, priors, the question's lift, pairs), the rank of the first target
-and the candidates above it with their scores. A tool for reading a miss, not a score.
+For each question id of ``bench/eval/real/*.json``, runs the BM25 search (with ``--hybrid``,
+both arms, the model at ``OLLAMA_HOST``) on its cached memory (made by ``run.py``: run that
+first) and prints, after every stage of ``retrieval/search.py`` (BM25, coverage, the vector
+arm and the fusion, grouping, priors, the question's lift, pairs), the rank of the first
+target and the candidates above it with their scores. A tool for reading a miss, not a
+score.
 """
 
 from __future__ import annotations
@@ -44,9 +46,9 @@ def _show(stage: str, cands: list[Any], targets: list[str], top: int, key: str) 
             print(f"   {mark}{i:>3} {value:9.4f} {c.kind[:8]:<8} {c.ref[:12]:<12} {title}")
 
 
-async def trace(qid: str, top: int) -> None:
+async def trace(qid: str, top: int, hybrid: bool) -> None:
     from nexusmem_core.engine import open_engine
-    from nexusmem_core.retrieval import lexical, query, search
+    from nexusmem_core.retrieval import lexical, query, search, semantic
 
     name = qid.rsplit("-", 1)[0]
     labelled = json.loads((HERE / f"{name}.json").read_text(encoding="utf-8"))
@@ -86,6 +88,8 @@ async def trace(qid: str, top: int) -> None:
     wrap(lexical, "word_candidates", "bm25")
     wrap(lexical, "cover", "coverage", arg=3)
     wrap(search, "lexical_candidates", "lexical")
+    wrap(semantic, "resolve", "vector")
+    wrap(search, "rrf", "fused")
     wrap(search, "group_commits", "grouped")
     wrap(search, "drop_copies", "priors", key="score")
     for lift in ("lift_releases", "lift_howto", "lift_commits", "lift_reasons"):
@@ -93,9 +97,9 @@ async def trace(qid: str, top: int) -> None:
     wrap(search, "pair_reverts", "pairs", key="score")
     wrap(search, "follow", "follow", key="score")
     try:
-        settings = run.settings_for(run.OUT / "home", False)
+        settings = run.settings_for(run.OUT / "home", hybrid)
         async with open_engine(settings, clone, read_only=True) as engine:
-            await search.ranked(engine, parsed, False, None, now)
+            await search.ranked(engine, parsed, hybrid, None, now)
     finally:
         for (module, attr), original in saved.items():
             setattr(module, attr, original)
@@ -106,9 +110,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("ids", nargs="+")
     parser.add_argument("--top", type=int, default=5, help="0: one line a question, its ranks")
+    parser.add_argument("--hybrid", action="store_true", help="with the vector arm")
     args = parser.parse_args()
     for qid in args.ids:
-        asyncio.run(trace(qid, args.top))
+        asyncio.run(trace(qid, args.top, args.hybrid))
 
 
 if __name__ == "__main__":
