@@ -31,6 +31,7 @@ __all__ = [
     "LinkReport",
     "UnresolvedFailure",
     "chain_counts",
+    "failed",
     "follow",
     "link_failures",
     "significant_words",
@@ -47,6 +48,17 @@ FAILED = (
     "and json_extract(meta, '$.exit') not in (0, 130, 131)))"
 )
 PASSED = "json_extract(meta, '$.exit') = 0"
+STOPPED = (130, 131)
+
+
+def failed(meta: dict[str, object]) -> bool:
+    """``FAILED``, of a node's decoded metadata."""
+    outcome = meta.get("outcome")
+    if outcome is not None:
+        return outcome == "failed"
+    code = meta.get("exit")
+    return code is not None and code != 0 and code not in STOPPED
+
 
 WINDOW = 24 * 3600  # a fix is looked for this long after the failure
 DISCUSSION_KINDS = ("conversation_turn", "session_summary")

@@ -13,12 +13,13 @@ import pytest
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import open_engine
-from nexusmem_core.retrieval.fuse import rrf
+from nexusmem_core.retrieval.fuse import rrf, unit_relevance
 from nexusmem_core.store.db import open_database
 from nexusmem_core.store.fts import Candidate
 
 from .conftest import Repo, changed, run_cli
 from .fake_ollama import FakeOllama
+from .test_shell_sync import log_command
 
 
 @pytest.fixture
@@ -71,10 +72,67 @@ async def test_a_hit_found_by_both_arms_says_so(settings, car_repo, ollama):
     assert response.results[0].arms == ["bm25", "vector"]
 
 
+async def test_a_commit_found_by_each_arm_through_another_of_its_records_is_one_answer(
+    settings, make_repo, ollama
+):
+    """The word arm finds a fix by its diff (the code names ``drain_backlog``), the vector
+    arm by its message (a segfault is a panic); another commit holds the word "panic" and is
+    second to the vector arm. Fused record by record, that other commit stands first, found
+    by both; fused as answers, the fix is found by both arms, each ranking it higher."""
+    r: Repo = make_repo("units")
+    fix = r.commit(
+        "Stop the segfault when the worker shuts down",
+        {"worker.py": "def drain_backlog(items):\n    return sorted(items)\n"},
+    )
+    for i in range(6):  # enough rows for the words' weights to mean something
+        r.commit(f"Tidy module {i}", {f"m{i}.py": f"x = {i}\n"})
+    other = r.commit("Keep the backlog panic handler small", {"handler.py": "SMALL = 1\n"})
+    async with open_engine(with_ollama(settings, ollama), r.path, create=True) as engine:
+        await handlers.sync(engine)
+        bm25 = await handlers.search(engine, "panic in drain_backlog", vector=False)
+        hybrid = await handlers.search(engine, "panic in drain_backlog")
+    assert [res.ref for res in bm25.results[:2]] == [other, fix]  # the words alone
+    assert hybrid.vector == "used"
+    assert [res.ref for res in hybrid.results[:2]] == [fix, other]
+    assert hybrid.results[0].arms == ["bm25", "vector"]
+
+
+async def test_a_failed_command_keeps_its_word_rank_where_its_vector_says_less(
+    settings, make_repo, ollama
+):
+    """A question about a failure is prose; the failed command is a command line, whose
+    vector is far from it. The word arm ranks the command second (the commit holds "build"
+    and "worker"); the vector arm, fifth, behind short messages that share the question's
+    filler. Its word rank stands in for the vector's, so the failure comes first."""
+    r: Repo = make_repo("failed-command")
+    r.commit("Build the worker", {"worker.py": "x = 2\n"})
+    for i in range(6):  # enough rows for the words' weights to mean something
+        r.commit(f"Tidy module {i}", {f"m{i}.py": f"x = {i}\n"})
+    for word in ("cache", "queue", "index"):
+        r.commit(f"The {word} would not", {f"{word}.py": "x = 1\n"})
+    log_command(settings.home, "make worker-image", r.path, exit_code=2)
+    async with open_engine(with_ollama(settings, ollama), r.path, create=True) as engine:
+        await handlers.sync(engine)
+        response = await handlers.search(engine, "the worker image would not build")
+    assert response.vector == "used"
+    assert response.results[0].title == "shell: make worker-image  (exit 2)"
+
+
 def cand(name: str) -> Candidate:
     return Candidate(
         name, "p", "doc_section", name, None, name, 0, 0, 0.5, "authored", "candidate", "{}", False
     )
+
+
+def test_a_unit_counts_once_a_list_at_its_best_rank():
+    commit, diff, other = cand("c1"), cand("d1"), cand("o")
+    units = {"c1": "sha1", "d1": "sha1"}
+    fused = unit_relevance(
+        {"bm25": [diff, other, cand("c1")], "vector": [other, commit]},
+        lambda c: units.get(c.id),
+        k=5,
+    )
+    assert fused == {"sha1": 1 / 6 + 1 / 7}  # bm25 at the diff's rank 1 (not also rank 3)
 
 
 def test_first_in_both_lists_ranks_first():
@@ -206,7 +264,18 @@ async def test_the_query_embedding_fails_over_to_bm25(
             ollama.model = model
         response = await handlers.search(engine, "retry budget")
     assert expected in response.vector
-    assert response.results and response.results[0].title.startswith("fix: raise the retry")
+    titles = [res.title for res in response.results]
+    if expected == "used":
+        # Both arms rank: the short "feat: add the retry loop" is the fake's nearest vector,
+        # and its diff holds RETRY_BUDGET; the fix is BM25's first, the vector's fourth.
+        assert titles[0].startswith("feat: add the retry") and response.results[0].arms == [
+            "bm25",
+            "vector",
+        ]
+        assert titles[1].startswith("fix: raise the retry")
+    else:  # BM25 alone
+        assert titles and titles[0].startswith("fix: raise the retry")
+        assert all(res.arms == ["bm25"] for res in response.results)
 
 
 async def test_a_vector_left_from_before_a_rebuild_finds_no_other_node(settings, car_repo, ollama):
