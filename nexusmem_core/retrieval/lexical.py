@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..reverts import REVERTS
+from ..reverts import REVERTS, UNDOING_TITLE
 from ..store.db import Database
 from ..store.fts import (
     Candidate,
@@ -43,7 +43,7 @@ async def lexical_candidates(
         words += [c for c in asked if c.id not in seen]
         words.sort(key=lambda c: c.relevance, reverse=True)
     if counts is not None and not query.cjk:
-        await cover(db, query.terms, counts, words, query.pairs)
+        await cover(db, query.terms, counts, words, query.pairs, query.joins)
     own = {c.id for c in asked}
     if own and not query.cjk:
         # The kind asked for, ranked among itself, is a list of its own, fused by rank with
@@ -77,7 +77,7 @@ async def _asked_for(
     subject, so no link) moved the real set's revert questions from MRR@10 0.661 to 0.709."""
     match = any_of(kept)
     if query.undone:
-        return await linked_candidates(db, match, REVERTS, pid, limit, as_of, titled="revert")
+        return await linked_candidates(db, match, REVERTS, pid, limit, as_of, UNDOING_TITLE)
     if query.release:
         logs = await held_changelogs(db, pid)
         if logs:
