@@ -7,8 +7,9 @@ wording), in a subject ``Revert <sha>``, or in a line that says it reverts what 
 (``Revert changes made to X in <sha>``); else by the subject inside ``Revert "<subject>"``
 (the newest earlier commit of that subject). Search then keeps the two together
 (retrieval/pairs.py). A revert told only in words ("revert adding space between option
-help") names nothing to link: its words still find it, and a question about something undone
-counts it among the reverts it asks for (retrieval/lexical.py).
+help", "Restore option_name parameter to BadOptionUsage") names nothing to link: its words
+still find it, and a question about something undone counts it among the reverts it asks for
+(``UNDOING``: retrieval/lexical.py and pairs.py).
 """
 
 from __future__ import annotations
@@ -18,9 +19,41 @@ import time
 
 from .store.db import Database
 
-__all__ = ["REVERTS", "link_reverts", "reverted"]
+__all__ = ["REVERTS", "UNDOING_TITLE", "link_reverts", "reverted", "says_undoing"]
 
 REVERTS = "reverts"  # the links.kind
+
+# The words a commit's subject undoes something with, linked or not: "Revert ...", "Restore
+# option_name parameter to BadOptionUsage", "Reintroduce sync API", "Re-add zsh types", "Bring
+# back skip for Windows". Written as FTS5 phrases (the index's Porter stemmer matches
+# "reverted", "restores", "reintroducing"), and as the pattern that says the same of a title.
+UNDOING = (
+    "revert",
+    "restore",
+    "reintroduce",
+    "re add",
+    "readd",
+    "bring back",
+    "brought back",
+    "put back",
+    "undo",
+    "back out",
+    "roll back",
+    "rollback",
+)
+UNDOING_TITLE = "title : (" + " OR ".join(f'"{w}"' for w in UNDOING) + ")"
+_UNDOING = re.compile(
+    r"\b(?:revert|restor|reintroduc|re-?add|bring\s+back|brought\s+back|put\s+back|undo|"
+    r"undid|back(?:ed)?\s+out|roll(?:ed|s)?\s*back)\w*",
+    re.IGNORECASE,
+)
+
+
+def says_undoing(subject: str) -> bool:
+    """Whether a commit's subject says it undoes something (``UNDOING``)."""
+    return _UNDOING.search(subject) is not None
+
+
 _SHA = re.compile(r"\breverts? commit ([0-9a-f]{7,40})\b", re.IGNORECASE)
 _SUBJECT = re.compile(r'^Revert\s+"(.+)"\s*$', re.IGNORECASE)
 _SUBJECT_SHA = re.compile(r"^Revert(?:\s+commit)?\s+([0-9a-f]{7,40})\b", re.IGNORECASE)

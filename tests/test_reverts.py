@@ -5,9 +5,27 @@ from __future__ import annotations
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import open_engine
-from nexusmem_core.reverts import reverted
+from nexusmem_core.reverts import reverted, says_undoing
 
 from .conftest import Repo
+
+
+def test_what_a_subject_says_it_undoes_in_words():
+    for subject in (
+        'Revert "Add X"',
+        "revert adding space between option help",
+        "Restore option_name parameter to BadOptionUsage",
+        "Restores the ability to fetch local only flags",
+        "Reintroduce `URLTypes`. (#3288)",
+        "Re-add zsh types",
+        "Bring back skip for Windows due to invalid syntax",
+        "undo dist files changes",
+        "Back out the pager change",
+        "Roll back the cache format",
+    ):
+        assert says_undoing(subject), subject
+    for subject in ("Add a retry budget", "Store raw help string", "Fix the background pager"):
+        assert not says_undoing(subject), subject
 
 
 def test_what_a_message_says_it_reverts():

@@ -305,8 +305,9 @@ _BM25_SQL = f"""
 
 # The same ranking as _BM25_SQL, over the nodes at either end of one kind of link only (the
 # few dozen commits of a repository's revert pairs): the links' own index lists them. With
-# ``titled``, also the commits whose subject holds that word (a revert told in words names no
-# commit to link: "Revert change so help is printed on stdout again").
+# ``titled``, also the commits that MATCH expression finds: those whose subject says they undo
+# something (a revert told in words names no commit to link: "Revert change so help is printed
+# on stdout again", "Restore option_name parameter to BadOptionUsage").
 _LINKED_SQL = f"""
     select {NODE_COLUMNS}, -f.rank
     from (select rowid, bm25(nodes_fts, {TITLE_WEIGHT}, 1.0, {PATHS_WEIGHT}, {NAMES_WEIGHT}) as rank
@@ -334,9 +335,9 @@ async def linked_candidates(
     titled: str | None = None,
 ) -> list[Candidate]:
     """BM25 candidates for ``match`` among the nodes at either end of a ``kind`` link, and
-    the commits whose subject holds the word ``titled`` when given."""
+    the commits the MATCH expression ``titled`` finds when given (reverts.UNDOING_TITLE)."""
     moment = 2**62 if as_of is None else as_of
-    title = None if titled is None else "title : " + quote_term(titled)
+    title = titled
     rows = await db.fetchall(
         _LINKED_SQL,
         (match, kind, project_id, title, title, project_id, limit, project_id, moment),

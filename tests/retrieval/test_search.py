@@ -202,17 +202,23 @@ async def test_a_revert_told_in_words_is_what_an_undone_question_asks_for(
     assert asked.results[0].ref == worded
 
 
-async def test_a_revert_told_in_words_is_lifted_as_the_linked_pairs_are(
-    settings: Settings, make_repo
-):
-    """A question about something undone lifts the linked revert pairs; a revert told in
-    words is the same kind of answer and is lifted with them, so a pair that holds fewer of
-    the question's words does not pass it for the lift alone."""
-    r: Repo = make_repo("undone-words-lifted")
-    worded = r.commit(
+@pytest.mark.parametrize(
+    "subject",
+    [
         "Revert change so help is printed on stdout again",
-        {"help.go": "OUT = 1\n"},
-    )
+        "Restore printing help on stdout",
+        "Bring back help on stdout",
+    ],
+)
+async def test_a_revert_told_in_words_is_lifted_as_the_linked_pairs_are(
+    settings: Settings, make_repo, subject: str
+):
+    """A question about something undone lifts the linked revert pairs; a commit whose
+    subject says it undoes something, in whatever words, is the same kind of answer and is
+    lifted with them, so a pair that holds fewer of the question's words does not pass it
+    for the lift alone."""
+    r: Repo = make_repo("undone-words-lifted")
+    worded = r.commit(subject, {"help.go": "OUT = 1\n"})
     for i in range(8):  # enough rows for the words' weights to mean something
         r.commit(f"Tidy flag parsing step {i}", {f"flags{i}.go": f"x = {i}\n"})
     tried = r.commit("Wrap help text in one writer", {"writer.go": "ONE = true\n"})
@@ -668,6 +674,28 @@ async def test_words_typed_apart_find_the_identifier_that_runs_them_together(
     finally:
         await cm.__aexit__(None, None, None)
     assert found.results[0].ref == target
+
+
+async def test_an_identifier_joining_two_of_the_question_s_words_counts_as_those_words(
+    settings: Settings, make_repo
+):
+    """The question's "fish completion" is ``FishCompletion`` in code. A row naming it holds
+    those two words, side by side, and no more: counted as a third, rare term beside them,
+    the join tied it with the row that holds three of the question's words."""
+    r: Repo = make_repo("joined-cover")
+    named = r.commit("Add the FishCompletion class", {"fish.py": "f = 1\n"})
+    for i in range(12):  # enough rows for the words' weights to mean something
+        r.commit(f"Refactor part {i} of the parser", {f"parse{i}.py": f"x = {i}\n"})
+    whole = r.commit("Fish objects gain a repr", {"repr.py": "r = 1\n"})
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        found = await handlers.search(
+            engine, "when did fish completion objects get a repr?", vector=False
+        )
+    finally:
+        await cm.__aexit__(None, None, None)
+    refs = [res.ref for res in found.results]
+    assert refs.index(whole) < refs.index(named)
 
 
 async def test_words_inside_an_identifier_the_commit_names_find_it(settings: Settings, make_repo):
