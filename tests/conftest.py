@@ -35,9 +35,10 @@ def pytest_configure(config: pytest.Config) -> None:
     inherits it. What a process imports is unchanged, and no test measures time."""
     if hasattr(config, "workerinput"):  # an xdist worker: the controller has set it
         return
-    if config.cache is None:  # -p no:cacheprovider: nowhere of the run's own to put it
+    cache = getattr(config, "cache", None)  # none with -p no:cacheprovider
+    if cache is None:  # nowhere of the run's own to put it
         return
-    os.environ.setdefault("PYTHONPYCACHEPREFIX", str(config.cache.mkdir("pycache")))
+    os.environ.setdefault("PYTHONPYCACHEPREFIX", str(cache.mkdir("pycache")))
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
