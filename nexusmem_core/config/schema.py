@@ -289,7 +289,7 @@ class Retrieval(_Section):
     budget: Annotated[int, Field(ge=50, le=200_000)] = 2000
     sibling_cap: Annotated[int, Field(ge=1, le=50)] = 3
     """At most this many sections of one document in one answer (see retrieval/pack.py)."""
-    fusion_k: Annotated[int, Field(ge=1, le=1000)] = 5
+    fusion_k: Annotated[int, Field(ge=1, le=1000)] = 10
     """Reciprocal rank fusion's k for the BM25 and vector lists (see retrieval/fuse.py)."""
     import_expansion: bool = True
     """A query naming a file also weighs the history of the files it imports (see

@@ -88,8 +88,7 @@ async def _arms(
 ) -> tuple[list[Candidate], list[Candidate], str]:
     """Both arms' candidates, run at once: the vector arm waits on Ollama, then scans on a
     second core, while the word arm runs."""
-    k = engine.config.retrieval.fusion_k
-    words = lexical_candidates(engine.db, engine.project_id, query, CANDIDATES, as_of, k)
+    words = lexical_candidates(engine.db, engine.project_id, query, CANDIDATES, as_of)
     if not vector:
         return await words, [], "off"
     off = await semantic.unavailable(engine)  # before the word arm starts on this connection

@@ -117,7 +117,10 @@ def write_config(clone: Path) -> None:
 
     patient = {"batch": 16, "timeoutSeconds": 300, "queryTimeoutSeconds": 60}
     ensure_workspace(clone)
-    text = json.dumps({"version": 1, "embed": patient}, indent=2) + "\n"
+    config: dict[str, Any] = {"version": 1, "embed": patient}
+    if os.environ.get("NEXUSMEM_EVAL_FUSION_K"):  # a sweep of the fusion constant
+        config["retrieval"] = {"fusionK": int(os.environ["NEXUSMEM_EVAL_FUSION_K"])}
+    text = json.dumps(config, indent=2) + "\n"
     (workspace_dir(clone) / CONFIG_FILE).write_text(text, encoding="utf-8")
 
 
