@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -128,6 +129,33 @@ async def test_leaving_before_reading_stops_git(repo: Repo):
         patch.setattr(git_module, "AHEAD_CHUNKS", 1)
         async with git_ahead(repo.path, *_patch_args()):
             await anyio.sleep(0.2)  # the pump fills the buffer and blocks on it
+
+
+async def test_a_reader_cancelled_mid_stream_leaves_git_waited_for(repo: Repo):
+    """A sync whose write fails cancels the walk reading git. git is then stopped and waited
+    for before its transport closes: closed first, the transport polls the child and may
+    reap it before the event loop's watcher thread, which then writes "Unknown child process
+    pid ..." to stderr under the sync's one-line error."""
+    import asyncio.base_subprocess as base
+
+    for n in range(10):
+        repo.commit(f"feat: step {n}", {f"src/m{n}.py": "x = 1\n" * 4000})
+    early: list[object] = []
+    close = base.BaseSubprocessTransport.close
+
+    def watched(transport: base.BaseSubprocessTransport) -> None:
+        if transport._returncode is None:  # its end not seen yet
+            early.append(transport)
+        close(transport)
+
+    with pytest.MonkeyPatch.context() as patch, anyio.fail_after(60):
+        patch.setattr(base.BaseSubprocessTransport, "close", watched)
+        with anyio.CancelScope() as scope:
+            async with contextlib.aclosing(git_stream(repo.path, *_patch_args())) as chunks:
+                async for _ in chunks:
+                    scope.cancel()  # the next read, inside git_stream, is cancelled
+    assert scope.cancelled_caught
+    assert early == []
 
 
 async def test_an_error_before_the_output_is_read_comes_out_as_itself(repo: Repo):
