@@ -41,14 +41,14 @@ __all__ = [
 # A command failed: its recorded outcome says so (an agent's failure may have no exit code),
 # or, with no outcome recorded, its exit code is known and non-zero. Ctrl-C (130, 131) is the
 # user stopping it, and an outcome of "false" (grep found nothing) is an answer: neither is a
-# failure to fix.
+# failure to fix. The SQL condition, and ``failed`` for a node already read.
+STOPPED = (130, 131)
 FAILED = (
     "(json_extract(meta, '$.outcome') = 'failed' or "
     "(json_extract(meta, '$.outcome') is null and json_extract(meta, '$.exit') is not null "
-    "and json_extract(meta, '$.exit') not in (0, 130, 131)))"
+    f"and json_extract(meta, '$.exit') not in (0, {', '.join(map(str, STOPPED))})))"
 )
 PASSED = "json_extract(meta, '$.exit') = 0"
-STOPPED = (130, 131)
 
 
 def failed(meta: dict[str, object]) -> bool:

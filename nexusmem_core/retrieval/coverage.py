@@ -132,7 +132,7 @@ async def cover(
     ]
     seqs = [c.seq for c in candidates]
     held, lengths, together = await _held(db, names + joined, seqs, near, sections)
-    _spelled_together(held, together, len(names), joined, joins, names, near)
+    _spelled_together(held, together, names, joined, joins, near)
     near_weights = [min(weights[a], weights[b]) for a, b in near]
     near_room = sum(near_weights)
     _, mean = await row_averages(db)
@@ -230,18 +230,17 @@ async def _held(
 def _spelled_together(
     held: dict[int, set[int]],
     together: dict[int, set[int]],
-    first: int,
+    names: list[str],
     joined: list[str],
     joins: dict[str, tuple[str, str]],
-    names: list[str],
     near: list[tuple[str, str]],
 ) -> None:
-    """A row holding a join (``fishcompletion``, by position from ``first`` in ``held``)
-    holds its two words, next to each other: counted so, not as a third term of its own."""
+    """A row holding a join (``fishcompletion``, held by position after ``names``) holds its
+    two words, next to each other: counted so, not as a third term of its own."""
     position = {name: i for i, name in enumerate(names)}
     pair_at = {pair: i for i, pair in enumerate(near)}
     for row, got in held.items():
-        for i, join in enumerate(joined, start=first):
+        for i, join in enumerate(joined, start=len(names)):
             if i not in got:
                 continue
             got.discard(i)

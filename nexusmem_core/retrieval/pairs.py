@@ -30,12 +30,7 @@ from ..store.db import Database
 from ..store.fts import Candidate, candidates_by_id
 from .asked import LIFT
 
-__all__ = ["pair_reverts", "says_revert"]
-
-
-def says_revert(c: Candidate) -> bool:
-    """A commit whose subject says it undoes something (reverts.UNDOING), linked or not."""
-    return c.kind == "git_commit" and says_undoing(c.title or "")
+__all__ = ["pair_reverts"]
 
 
 async def pair_reverts(
@@ -57,7 +52,8 @@ async def pair_reverts(
         partners.setdefault(dst, []).append(src)
     if undone:
         for c in ranked:
-            if c.id in partners or says_revert(c):
+            # linked, or a commit whose subject says it undoes something (reverts.UNDOING)
+            if c.id in partners or (c.kind == "git_commit" and says_undoing(c.title or "")):
                 c.score *= LIFT
         ranked = sorted(ranked, key=lambda c: c.score, reverse=True)
     if not links:
