@@ -31,18 +31,20 @@ if TYPE_CHECKING:
 __all__ = [
     "DocFile",
     "agent_records",
+    "commit_batch",
     "commit_node",
     "commit_nodes",
     "diff_node",
     "diff_nodes",
     "doc_nodes",
     "last_changed",
+    "patch_nodes",
     "read_doc_files",
     "shell_nodes",
 ]
 
 MAX_FILES = 500  # per commit; a vendoring commit can touch 50,000
-_BATCH = 64  # commits whose messages are redacted together
+COMMIT_BATCH = 64  # commits whose messages are redacted together
 
 
 def cap(text: str, limit: int) -> tuple[str, bool]:
@@ -160,23 +162,39 @@ async def commit_nodes(
 ) -> AsyncIterator[tuple[Commit, Node]]:
     limit = config.limits.max_body_chars
     batch: list[Commit] = []
-
-    def built() -> list[tuple[Commit, Node]]:
-        # Many commits' messages and subjects in one pass of the redaction table.
-        texts = redact_many([t for c in batch for t in (_head(c.message, limit), c.subject)])
-        return [
-            (c, commit_node(project_id, c, limit, (texts[2 * i], texts[2 * i + 1])))
-            for i, c in enumerate(batch)
-        ]
-
     async for commit in walk_commits(root, rev_range, since, passed_over):
         batch.append(commit)
-        if len(batch) == _BATCH:
-            for pair in built():
+        if len(batch) == COMMIT_BATCH:
+            for pair in zip(batch, commit_batch(project_id, batch, limit), strict=True):
                 yield pair
             batch = []
-    for pair in built():
+    for pair in zip(batch, commit_batch(project_id, batch, limit), strict=True):
         yield pair
+
+
+def commit_batch(project_id: str, commits: Sequence[Commit], limit: int) -> list[Node]:
+    """The nodes of ``commits``: their messages and subjects in one pass of the redaction
+    table (up to ``COMMIT_BATCH`` commits at a time pays its per-call cost once)."""
+    texts = redact_many([t for c in commits for t in (_head(c.message, limit), c.subject)])
+    return [
+        commit_node(project_id, c, limit, (texts[2 * i], texts[2 * i + 1]))
+        for i, c in enumerate(commits)
+    ]
+
+
+def patch_nodes(
+    project_id: str, commit: Commit, patches: Sequence[FilePatch], skip: Sequence[str], limit: int
+) -> list[Node]:
+    """The diff nodes of one commit's ``patches``, but those of the paths a diff skips."""
+    kept = [patch for patch in patches if not is_skipped_path(patch.path, skip)]
+    if not kept:
+        return []
+    # A commit's patches and its subject in one pass of the redaction table.
+    texts = redact_many([commit.subject, *(_head(patch.patch, limit) for patch in kept)])
+    return [
+        diff_node(project_id, commit, patch, limit, (text, texts[0]))
+        for patch, text in zip(kept, texts[1:], strict=True)
+    ]
 
 
 async def diff_nodes(
@@ -192,13 +210,8 @@ async def diff_nodes(
     skip = config.sources.diff.skip_globs
     limit = config.limits.max_body_chars
     async for commit, patches in walk_patches(root, rev_args, paths, output):
-        kept = [patch for patch in patches if not is_skipped_path(patch.path, skip)]
-        if not kept:
-            continue
-        # A commit's patches and its subject in one pass of the redaction table.
-        texts = redact_many([commit.subject, *(_head(patch.patch, limit) for patch in kept)])
-        for patch, text in zip(kept, texts[1:], strict=True):
-            yield diff_node(project_id, commit, patch, limit, (text, texts[0]))
+        for node in patch_nodes(project_id, commit, patches, skip, limit):
+            yield node
 
 
 class DocFile:

@@ -6,8 +6,7 @@ import hashlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass, field, fields
-from functools import cached_property
-from typing import Any, Literal, get_args
+from typing import Any, Generic, Literal, TypeVar, get_args
 
 __all__ = [
     "NODE_KINDS",
@@ -37,6 +36,27 @@ NodeKind = Literal[
     "github_thread",
 ]
 NODE_KINDS: tuple[NodeKind, ...] = get_args(NodeKind)
+T = TypeVar("T")
+
+
+class cached(Generic[T]):
+    """``functools.cached_property`` without its lock (Python 3.11 takes one on every read
+    until the value is set): computed on first read, then an instance attribute. A sync
+    reads three of them on every node."""
+
+    def __init__(self, func: Callable[[Any], T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __get__(self, instance: Any, owner: type | None = None) -> T:
+        if instance is None:
+            return self  # type: ignore[return-value]  # the class's attribute: the descriptor
+        value = instance.__dict__[self.name] = self.func(instance)
+        return value
+
+
+_META_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
 
 
 def node_id(project_id: str, kind: str, key: str) -> str:
@@ -63,15 +83,15 @@ class Node:
 
     # Cached: a sync computes these for every node, and JSON encoding was a tenth of the
     # first sync's time when done twice. Nodes are not mutated after they are built.
-    @cached_property
+    @cached
     def id(self) -> str:
         return node_id(self.project_id, self.kind, self.ref)
 
-    @cached_property
+    @cached
     def meta_json(self) -> str:
-        return json.dumps(self.meta, ensure_ascii=False, sort_keys=True, default=str)
+        return _META_JSON(self.meta)
 
-    @cached_property
+    @cached
     def content_hash(self) -> str:
         parts = [
             self.title,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from . import ingest
+from . import ingest, walker
 from .collectors.agent.nodes import agent_node
 from .collectors.changelog import NAME_WORDS as _CHANGELOG_WORDS
 from .collectors.changelog import is_changelog
@@ -42,7 +42,9 @@ from .store.nodes import (
     set_cursor,
     upsert_nodes,
     upsert_project,
+    write_rows,
 )
+from .store.rows import Row
 
 if TYPE_CHECKING:
     from .config import ProjectConfig
@@ -235,7 +237,7 @@ async def _ingest(
     """Every source in turn: commits, then their diffs, then docs (dated by the commits)."""
     repo, db, pid, sources = engine.repo, engine.db, engine.project_id, engine.config.sources
     touched: dict[str, int] = {}
-    full = False
+    full = structured = False
     deny = await DenyFilter.load(db, pid)  # forgotten values: a node holding one is not written
     if repo.head:
         cursor = await get_cursor(db, pid, "git")
@@ -247,17 +249,23 @@ async def _ingest(
         since_args = [f"--since={since}"] if since else []
         rev_args = [*limit, *since_args, rev]
         patching = sources.diff.enabled and moved
-        # The patches' git starts now and runs on the other core while the history walk is
-        # parsed here; its output waits in memory until the diffs are read.
-        async with (
-            git_ahead(repo.root, *patch_args(rev_args)) if patching else contextlib.nullcontext()
-        ) as patches:
-            if sources.git.enabled and moved:
-                report.commits = await _sync_commits(
-                    engine, rev, since, touched, report, progress, deny
-                )
-            if patches is not None:
-                report.diffs = await _sync_diffs(engine, rev_args, patches, progress, deny)
+        walked = False
+        if full and sources.git.enabled and not deny and await walker.worth_it(repo.root, rev):
+            walked = await _walk_beside(
+                engine, report, rev, rev_args, since, touched, progress, deny
+            )
+            structured = walked and sources.structure.enabled
+        if not walked:
+            # The patches' git starts now and runs on the other core while the history walk
+            # is parsed here; its output waits in memory until the diffs are read.
+            ahead = git_ahead(repo.root, *patch_args(rev_args)) if patching else None
+            async with ahead or contextlib.nullcontext() as patches:
+                if sources.git.enabled and moved:
+                    report.commits = await _sync_commits(
+                        engine, rev, since, touched, report, progress, deny
+                    )
+                if patches is not None:
+                    report.diffs = await _sync_diffs(engine, rev_args, patches, progress, deny)
         if since is None:
             # The cursor says every commit up to it is in memory: a --since walk passed the
             # older ones over, so it leaves the cursor where it was, and the next plain sync
@@ -284,7 +292,7 @@ async def _ingest(
         from .collectors.github.step import sync_github
 
         await sync_github(engine, report, write)
-    if sources.structure.enabled:
+    if sources.structure.enabled and not structured:
         from .collectors.structure.step import sync_structure
 
         await sync_structure(engine, report)
@@ -423,28 +431,108 @@ async def _write_all(
 
     seen = 0
     batch: list[Node] = []
+    async with _one_error(), anyio.create_task_group() as tg:
+        async for node in nodes:
+            if deny.denies(node):
+                continue
+            batch.append(node)
+            seen += 1
+            if len(batch) >= BATCH:
+                await in_flight.acquire()  # back-pressure before handing the batch over
+                in_flight.release()
+                tg.start_soon(write, batch)
+                batch = []
+                progress(stage, seen)
+        tg.start_soon(write, batch)
+    progress(stage, seen)
+    return changed
+
+
+async def _walk_beside(
+    engine: Engine,
+    report: SyncReport,
+    rev: str,
+    rev_args: list[str],
+    since: str | None,
+    touched: dict[str, int],
+    progress: Progress,
+    deny: DenyFilter,
+) -> bool:
+    """A full walk's commits from a second process (walker.py), written as they come while
+    this one reads the diffs and the import graph. False when no process could be started
+    (nothing was read: the caller walks here)."""
+    sources, config = engine.config.sources, engine.config
+    job = walker.Job(
+        root=str(engine.repo.root),
+        project_id=engine.project_id,
+        rev=rev,
+        since=since,
+        max_chars=config.limits.max_body_chars,
+        now=int(time.time()),
+    )
+    async with walker.walk(job) as frames:
+        if frames is None:
+            return False
+        async with _one_error(), anyio.create_task_group() as tg:
+            tg.start_soon(_write_walked, engine.db, frames, touched, report, progress)
+            if sources.diff.enabled:
+                patches = ingest.diff_nodes(engine.project_id, engine.repo.root, rev_args, config)
+
+                async def diffs() -> None:
+                    report.diffs = await _write_all(engine.db, patches, "diffs", progress, deny)
+
+                tg.start_soon(diffs)
+            if sources.structure.enabled:
+                from .collectors.structure.step import sync_structure
+
+                tg.start_soon(sync_structure, engine, report)
+    return True
+
+
+async def _write_walked(
+    db: Database,
+    frames: AsyncIterator[tuple[Any, ...]],
+    touched: dict[str, int],
+    report: SyncReport,
+    progress: Progress,
+) -> None:
+    """Write the rows of a walk made in a second process (walker.py) as they come, two
+    batches in flight as in :func:`_write_all`; note what it says of the paths it walked."""
+    in_flight = anyio.Semaphore(2)
+    seen = {"commits": 0, "diffs": 0}
+
+    async def write(stage: str, rows: list[Row], files: list[tuple[str, str]]) -> None:
+        async with in_flight:
+            changed = await write_rows(db, rows, files)
+        if stage == "commits":
+            report.commits += changed
+        else:
+            report.diffs += changed
+
+    async with _one_error(), anyio.create_task_group() as tg:
+        async for frame in frames:
+            if frame[0] == "walked":
+                touched.update(frame[1])
+                report.git_skipped += frame[2]
+                continue
+            stage, rows, files = frame
+            await in_flight.acquire()  # back-pressure before handing the batch over
+            in_flight.release()
+            tg.start_soon(write, stage, rows, files)
+            seen[stage] += len(rows)
+            progress(stage, seen[stage])
+
+
+@contextlib.asynccontextmanager
+async def _one_error() -> AsyncIterator[None]:
+    """A task group's single failure raised as itself: callers (and the one-line error
+    mapping of database errors) expect the error, not a group."""
     try:
-        async with anyio.create_task_group() as tg:
-            async for node in nodes:
-                if deny.denies(node):
-                    continue
-                batch.append(node)
-                seen += 1
-                if len(batch) >= BATCH:
-                    await in_flight.acquire()  # back-pressure before handing the batch over
-                    in_flight.release()
-                    tg.start_soon(write, batch)
-                    batch = []
-                    progress(stage, seen)
-            tg.start_soon(write, batch)
+        yield
     except BaseExceptionGroup as group:
-        # The task group wraps a failed write; callers (and the one-line error mapping of
-        # database errors) expect the error itself.
         if len(group.exceptions) == 1:
             raise group.exceptions[0] from None
         raise
-    progress(stage, seen)
-    return changed
 
 
 async def _sync_commits(

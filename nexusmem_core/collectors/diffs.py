@@ -14,7 +14,14 @@ from pathlib import Path
 
 from .git import LOG_FORMAT, Commit, log_records, parse_header
 
-__all__ = ["FilePatch", "is_skipped_path", "parse_patches", "patch_args", "walk_patches"]
+__all__ = [
+    "FilePatch",
+    "is_skipped_path",
+    "parse_patches",
+    "patch_args",
+    "split_commit",
+    "walk_patches",
+]
 
 
 SKIP_NAMES = {
@@ -198,11 +205,11 @@ async def walk_patches(
     ``paths``, only the commits that touch one of them, and only those files' patches. With
     ``output``, read that: the output of :func:`patch_args`'s git, started earlier."""
     async for record in log_records(root, patch_args(rev_args, paths), output):
-        if (parsed := _split_commit(record)) is not None:
+        if (parsed := split_commit(record)) is not None:
             yield parsed
 
 
-def _split_commit(piece: bytes) -> tuple[Commit, list[FilePatch]] | None:
+def split_commit(piece: bytes) -> tuple[Commit, list[FilePatch]] | None:
     parsed = parse_header(piece)
     if parsed is None:
         return None

@@ -21,24 +21,30 @@ import anyio
 from anyio.abc import Process
 
 from ..errors import GitError, GitNotFoundError, NexusMemError, NotAGitRepositoryError
+from ..models import cached
 from ..paths import check_path
 
 __all__ = [
+    "GIT_MISSING",
     "LOG_FORMAT",
     "MARK",
     "Commit",
+    "Records",
     "RepoInfo",
     "commit_signal",
     "git",
     "git_ahead",
+    "git_env",
     "git_stream",
     "is_ancestor",
     "log_records",
     "main_checkout",
     "normalize_origin",
     "parse_header",
+    "parse_record",
     "read_repo",
     "toplevel",
+    "walk_args",
     "walk_commits",
 ]
 
@@ -81,11 +87,11 @@ class Commit:
     message: str
     changes: list[tuple[str, str]] = field(default_factory=list)  # (status, path)
 
-    @property
+    @cached
     def subject(self) -> str:
         return self.message.split("\n", 1)[0].strip()
 
-    @property
+    @cached
     def body(self) -> str:
         parts = self.message.split("\n", 1)
         return parts[1].strip() if len(parts) > 1 else ""
@@ -102,22 +108,22 @@ class Commit:
 _PINNED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
 
 
-def _env() -> dict[str, str]:
+def git_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _PINNED}
     return {**env, **_GIT_ENV}
 
 
-_GIT_MISSING = "git is not installed or not on PATH: install git and try again"
+GIT_MISSING = "git is not installed or not on PATH: install git and try again"
 
 
 async def _run(cwd: Path, args: list[str]) -> Any:
     """Run git to completion; a git that cannot be started is one clear error."""
     try:
         return await anyio.run_process(
-            ["git", "-c", "core.quotepath=off", *args], cwd=cwd, check=False, env=_env()
+            ["git", "-c", "core.quotepath=off", *args], cwd=cwd, check=False, env=git_env()
         )
     except FileNotFoundError as err:
-        raise GitNotFoundError(_GIT_MISSING) from err
+        raise GitNotFoundError(GIT_MISSING) from err
     except NotADirectoryError as err:
         raise NotAGitRepositoryError(f"{cwd} is not a directory") from err
 
@@ -144,12 +150,12 @@ def git_sync(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedP
     """Run git without an event loop, for the light set-up commands (hook, agent)."""
     try:
         done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, check=False, env=_env()
+            ["git", *args], cwd=cwd, capture_output=True, text=True, check=False, env=git_env()
         )
     except FileNotFoundError as err:
         if not cwd.is_dir():
             raise NotAGitRepositoryError(f"{cwd} does not exist") from err
-        raise GitNotFoundError(_GIT_MISSING) from err
+        raise GitNotFoundError(GIT_MISSING) from err
     except NotADirectoryError as err:
         raise NotAGitRepositoryError(f"{cwd} is not a directory") from err
     if check and done.returncode != 0:
@@ -168,10 +174,10 @@ async def git_stream(cwd: Path, *args: str) -> AsyncGenerator[bytes, None]:
     while the walk read git, on a loaded machine: 6 runs in 30)."""
     try:
         process: Process = await anyio.open_process(
-            ["git", "-c", "core.quotepath=off", *args], cwd=cwd, env=_env()
+            ["git", "-c", "core.quotepath=off", *args], cwd=cwd, env=git_env()
         )
     except FileNotFoundError as err:
-        raise GitNotFoundError(_GIT_MISSING) from err
+        raise GitNotFoundError(GIT_MISSING) from err
     async with process:
         assert process.stdout is not None and process.stderr is not None
         try:
@@ -351,7 +357,7 @@ def parse_header(record: bytes) -> tuple[Commit, bytes] | None:
     return commit, parts[5] if len(parts) > 5 else b""
 
 
-def _parse_record(record: bytes) -> Commit | None:
+def parse_record(record: bytes) -> Commit | None:
     parsed = parse_header(record)
     if parsed is None:
         return None
@@ -376,20 +382,34 @@ async def log_records(
     only the record being read is held: re-splitting all that was pending at each 64 KB chunk
     took 3 s over one 16 MB record (a commit adding a big file, read with ``-p``).
     """
-    buf = bytearray()
-    start = scan = 0  # where the record being read starts; where to look for the next MARK
+    records = Records()
     async for chunk in output if output is not None else git_stream(root, *args):
-        buf += chunk
-        records, start, scan = _cut(buf, start, scan, final=False)
-        for record in records:
+        for record in records.feed(chunk):
             yield record
-        del buf[:start]  # cheap: a bytearray drops its front without copying the rest
-        start, scan = 0, scan - start
-    records, start, _ = _cut(buf, start, scan, final=True)
-    for record in records:
+    for record in records.end():
         yield record
-    if len(buf) > start:
-        yield bytes(buf[start:])
+
+
+class Records:
+    """Cuts a ``LOG_FORMAT`` log into whole records as its output arrives (see
+    :func:`log_records`): ``feed`` each chunk, then ``end``."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+        self.start = self.scan = 0  # where the record being read starts; where to search on
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        self.buf += chunk
+        records, start, scan = _cut(self.buf, self.start, self.scan, final=False)
+        del self.buf[:start]  # cheap: a bytearray drops its front without copying the rest
+        self.start, self.scan = 0, scan - start
+        return records
+
+    def end(self) -> list[bytes]:
+        records, start, _ = _cut(self.buf, self.start, self.scan, final=True)
+        if len(self.buf) > start:
+            records.append(bytes(self.buf[start:]))
+        return records
 
 
 _LOOKAHEAD = 65  # a sha-256 id and its NUL: enough bytes to tell whether a record starts
@@ -411,6 +431,14 @@ def _cut(buf: bytearray, start: int, scan: int, final: bool) -> tuple[list[bytes
     return records, start, max(scan, len(buf) - len(MARK) + 1)
 
 
+def walk_args(rev_range: str, since: str | None = None) -> list[str]:
+    """The history walk's git arguments: each commit of ``rev_range`` and the paths it changed."""
+    args = ["log", "-z", "--no-renames", "--name-status", "--format=" + LOG_FORMAT]
+    if since:
+        args.append(f"--since={since}")
+    return [*args, rev_range, "--"]
+
+
 async def walk_commits(
     root: Path,
     rev_range: str,
@@ -419,11 +447,8 @@ async def walk_commits(
 ) -> AsyncIterator[Commit]:
     """Stream the commits in ``rev_range`` (newest first) with the paths each one changed; a
     record that does not parse (a corrupt or hand-made commit object) goes to ``passed_over``."""
-    args = ["log", "-z", "--no-renames", "--name-status", "--format=" + LOG_FORMAT]
-    if since:
-        args.append(f"--since={since}")
-    async for record in log_records(root, [*args, rev_range, "--"]):
-        if (commit := _parse_record(record)) is not None:
+    async for record in log_records(root, walk_args(rev_range, since)):
+        if (commit := parse_record(record)) is not None:
             yield commit
         elif passed_over is not None:
             passed_over(record)

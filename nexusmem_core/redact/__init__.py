@@ -346,7 +346,10 @@ def value_strings(value: object, keys: bool = True) -> list[str]:
                 collect(inner)
         elif isinstance(item, list | tuple):
             for inner in item:
-                collect(inner)
+                if type(inner) is str:  # most are: a commit's 500 changed paths
+                    strings.append(inner)
+                else:
+                    collect(inner)
 
     collect(value)
     return strings

@@ -5,17 +5,15 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from ..collectors.changelog import is_changelog
 from ..models import Node
-from ..redact import redact_lines, value_strings, with_strings
-from ..retrieval.cjk import has_cjk
 from ..retrieval.names import KINDS as NAMED_KINDS
 from ..retrieval.names import VERSION as NAMES_VERSION
 from ..retrieval.names import name_parts
 from .db import Database
+from .rows import Row, node_rows
 
 __all__ = [
     "NODE_COLUMNS",
@@ -25,6 +23,7 @@ __all__ = [
     "set_cursor",
     "upsert_nodes",
     "upsert_project",
+    "write_rows",
 ]
 
 NAMES_CURSOR = "names"  # names the splitting rule the stored nodes' names were made by
@@ -54,80 +53,18 @@ async def upsert_nodes(db: Database, nodes: Sequence[Node]) -> int:
     """Insert or update ``nodes`` (inside the caller's transaction); return rows changed."""
     if not nodes:
         return 0
-    now = int(time.time())
-    rows = []
-    files: list[tuple[str, str]] = []
-    for n, (title, ref, grp, paths, meta, content_hash) in zip(
-        nodes, _redacted(nodes), strict=True
-    ):
-        rows.append(
-            (
-                n.id,  # from the ref as collected: a hash, which shows nothing of a secret in it
-                n.project_id,
-                n.kind,
-                n.source,
-                ref,
-                grp,
-                title,
-                n.body,
-                "\n".join(paths),
-                n.ts,
-                now,
-                n.signal,
-                n.provenance,
-                content_hash,
-                meta,
-                has_cjk(title) or has_cjk(n.body),  # which nodes the trigram index holds
-                name_parts(n.kind, title, n.body),  # the words inside its identifiers
-            )
-        )
-        files.extend((n.id, path) for path in paths)
+    return await write_rows(db, *node_rows(nodes, int(time.time())))
+
+
+async def write_rows(db: Database, rows: list[Row], files: list[tuple[str, str]]) -> int:
+    """Upsert rows :func:`~.rows.node_rows` made (here or in the walk's second process);
+    return the rows changed."""
     changed = await db.executemany(_UPSERT, rows)
     if files:
         await db.executemany(
             "insert into node_files (node_id, path) values (?, ?) on conflict do nothing", files
         )
     return changed
-
-
-Fields = tuple[str, str, str | None, list[str], str, str]
-
-
-def _redacted(nodes: Sequence[Node]) -> list[Fields]:
-    """Each node's short fields as they may reach disk: title, ref, group, paths, meta, and the
-    content hash of the node they make.
-
-    Collectors redact the bodies they build (before cutting them to size); these fields come
-    from names (a file called ``ghp_<36 chars>.txt``, a branch, a heading) and are redacted here,
-    where every node passes, so no collector can forget one. All the nodes' fields go through
-    the table in one call, each distinct string once: paths repeat from node to node. Meta's
-    values are redacted, not its keys, which are ours (``author``, ``changes``). The hash is the
-    redacted node's, as scrub-secrets computes it, so a scrubbed node and its next sync agree.
-    """
-    per_node = [
-        (n.title, n.ref, n.grp or "", *n.files, *value_strings(n.meta, keys=False)) for n in nodes
-    ]
-    distinct = list(dict.fromkeys(text for fields in per_node for text in fields))
-    cleaned = redact_lines(distinct)
-    if cleaned is distinct:
-        return [(n.title, n.ref, n.grp, n.files, n.meta_json, n.content_hash) for n in nodes]
-    clean_of = {text: new for text, new in zip(distinct, cleaned, strict=True) if text != new}
-    out: list[Fields] = []
-    for n, fields in zip(nodes, per_node, strict=True):
-        if not any(text in clean_of for text in fields):
-            out.append((n.title, n.ref, n.grp, n.files, n.meta_json, n.content_hash))
-            continue
-        title, ref, grp, *rest = (clean_of.get(text, text) for text in fields)
-        paths, values = rest[: len(n.files)], rest[len(n.files) :]
-        clean = replace(  # the ref stays: the id is derived from it, and is a hash already
-            n,
-            title=title,
-            grp=grp if n.grp is not None else None,
-            files=paths,
-            meta=cast(dict[str, Any], with_strings(n.meta, iter(values), keys=False)),
-        )
-        out.append((clean.title, ref, clean.grp, clean.files, clean.meta_json, clean.content_hash))
-    return out
 
 
 async def delete_nodes(db: Database, ids: Iterable[str]) -> int:

@@ -13,12 +13,12 @@ from nexusmem_core.collectors import git as git_module
 from nexusmem_core.collectors.git import (
     MARK,
     Commit,
-    _parse_record,
     _split,
     commit_signal,
     git_ahead,
     git_stream,
     normalize_origin,
+    parse_record,
     read_repo,
 )
 from nexusmem_core.errors import GitError, UsageError
@@ -75,7 +75,7 @@ def test_a_marker_inside_a_message_stays_in_that_message():
     )
     record2 = f"{sha2}\x00{sha1}\x001700000001\x00me\x00second\x00\x00\nA\x00b.txt\x00".encode()
     records = _split(MARK + record1 + MARK + record2)
-    commits = [_parse_record(r) for r in records]
+    commits = [parse_record(r) for r in records]
     assert [c.sha for c in commits] == [sha1, sha2]
     assert "more body" in commits[0].message
     assert commits[0].changes == [("M", "a.txt")]

@@ -18,7 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from nexusmem_core.collectors import git
-from nexusmem_core.collectors.git import MARK, Commit, _parse_record, _split, commit_signal
+from nexusmem_core.collectors.git import MARK, Commit, _split, commit_signal, parse_record
 from nexusmem_core.ingest import commit_node
 
 from ..conftest import Repo, run_cli
@@ -66,7 +66,7 @@ def records(draw: st.DrawFn) -> bytes:
 def check_record(record: bytes) -> None:
     """A record parses to a commit with sane fields, or to None; never an exception."""
     with within():
-        commit = _parse_record(record)
+        commit = parse_record(record)
     if commit is None:
         return
     assert len(commit.sha) in (40, 64)
@@ -111,7 +111,7 @@ def test_a_rendered_record_parses_back(
 ) -> None:
     record = "\x00".join([sha, " ".join(parents), str(ts), author, message]) + "\x00"
     record += "".join(f"\x00\n{status}\x00{path}" for status, path in changes)
-    commit = _parse_record(record.encode())
+    commit = parse_record(record.encode())
     assert commit is not None
     assert (commit.sha, commit.parents, commit.ts) == (sha, parents, ts)
     assert (commit.author, commit.message) == (author, message.rstrip("\n"))
@@ -153,7 +153,7 @@ def _drain(records: AsyncIterator[bytes]) -> list[bytes]:
 
 
 def _parsed(records: list[bytes]) -> list[tuple[str, str, list[tuple[str, str]]]]:
-    commits = [_parse_record(r) for r in records]
+    commits = [parse_record(r) for r in records]
     return [(c.sha, c.message, c.changes) for c in commits if c is not None]
 
 
@@ -231,6 +231,6 @@ TARGETS = {
 
 
 def test_commit_with_no_parents_and_no_changes() -> None:
-    commit = _parse_record(b"c" * 40 + b"\x00\x001767225600\x00me\x00root commit\x00")
+    commit = parse_record(b"c" * 40 + b"\x00\x001767225600\x00me\x00root commit\x00")
     assert isinstance(commit, Commit)
     assert (commit.parents, commit.changes) == ([], [])

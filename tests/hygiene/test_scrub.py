@@ -22,7 +22,7 @@ from nexusmem_core.errors import StoreError
 from nexusmem_core.hygiene.scrub import scrub
 from nexusmem_core.models import Node
 from nexusmem_core.registry import ProjectEntry, register_project
-from nexusmem_core.store import nodes as store_nodes
+from nexusmem_core.store import rows as store_rows
 from nexusmem_core.store.nodes import decode_meta, get_cursor, set_cursor, upsert_nodes
 
 from ..conftest import Repo, changed, run_cli
@@ -65,7 +65,7 @@ async def store_like_an_old_version(
         log = home / hooklog.LOG_FILE
         end = hooklog.read_new(log, hooklog.LogCursor()).cursor
         # The store redacts names and meta now; an old version did not.
-        patch.setattr(store_nodes, "redact_lines", lambda values: values)
+        patch.setattr(store_rows, "redact_lines", lambda values: values)
         async with engine.db.transaction():
             await upsert_nodes(engine.db, [node])
             await set_cursor(engine.db, engine.project_id, "shell:hook", end.encode())

@@ -56,13 +56,13 @@ def test_scrub_secrets_redacts_refs_and_paths_an_old_version_stored(
 
     from nexusmem_core import handlers
     from nexusmem_core.engine import open_engine
-    from nexusmem_core.store import nodes as store_nodes
+    from nexusmem_core.store import rows as store_rows
 
     named_after_the_token(repo)
 
     async def old_sync() -> None:
         with monkeypatch.context() as patch:
-            patch.setattr(store_nodes, "redact_lines", lambda values: values)
+            patch.setattr(store_rows, "redact_lines", lambda values: values)
             patch.setattr("nexusmem_core.sync.redact", lambda text: text)
             async with open_engine(settings, repo.path, create=True) as engine:
                 await handlers.sync(engine, embed=False)

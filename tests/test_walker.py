@@ -1,0 +1,185 @@
+"""A long history walked in a second process: the memory it leaves is the in-process walk's."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from nexusmem_core import handlers, walker
+from nexusmem_core import sync as sync_module
+from nexusmem_core.config import Settings
+from nexusmem_core.engine import open_engine
+from nexusmem_core.errors import GitError, NexusMemError
+
+from .conftest import Repo
+
+TOKEN = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+
+
+def busy_repo(make_repo: Callable[[str], Repo]) -> Repo:
+    """A history with what parsing and redaction must get right: a secret in a message and in
+    a path, CJK, identifiers, a merge, a rename, a deletion, an empty message, a non-UTF-8
+    message, a doc file dated by its last commit, a changelog, and code with imports."""
+    repo = make_repo("busy")
+    repo.commit(
+        "feat: add the uploader\n\nUploadRetryPolicy decides the backoff.",
+        {
+            "src/app/upload.py": "from app import retry\n",
+            "src/app/retry.py": "BUDGET = 3\n",
+            "src/app/__init__.py": "",
+            "README.md": "# App\n\nUploads things.\n\n## Install\n\npip install app\n",
+            "CHANGELOG.md": "# Changelog\n\n## 1.0\n\n- first release\n",
+        },
+    )
+    repo.commit(f"chore: rotate the token\n\nthe old one was {TOKEN}", {".env": "A=1\n"})
+    repo.commit("fix: 修复缓存失效导致的崩溃", {"src/app/retry.py": "BUDGET = 5\n"})
+    repo.commit("docs: say why", {f"notes/{TOKEN}.txt": "x\n", "README.md": "# App\n\nWhy.\n"})
+    repo.git("checkout", "-q", "-b", "side")
+    repo.commit("feat: side work on fetchRemoteConfig", {"src/app/side.py": "import os\n"})
+    repo.git("checkout", "-q", "main")
+    repo.commit("perf: faster", {"src/app/upload.py": "from app import retry, side\n"})
+    repo.git("merge", "-q", "--no-ff", "-m", "Merge branch 'side'", "side")
+    repo.git("mv", "src/app/side.py", "src/app/remote.py")
+    repo.commit("refactor: rename side to remote")
+    repo.git("rm", "-q", ".env")
+    repo.clock += 3600
+    repo.git("commit", "-q", "--allow-empty-message", "-m", "")  # an empty message
+    repo.commit(b"fix: caf\xe9 latin-1 message", {"CHANGELOG.md": "# Changelog\n\n## 1.1\n"})
+    for i in range(6):
+        repo.commit(f"test: case {i} for HTTPError handling", {f"tests/test_{i}.py": f"{i}\n"})
+    return repo
+
+
+async def memory(settings: Settings, root: Path, since: str | None = None) -> tuple:
+    """Sync a fresh memory of ``root``; what it stores, and what the report counts."""
+    shutil.rmtree(root / ".nexusmem", ignore_errors=True)
+    async with open_engine(settings, root, create=True) as engine:
+        report = await handlers.sync(engine, since=since, embed=False)
+        db = engine.db
+        nodes = await db.fetchall(
+            "select id, project_id, kind, source, ref, grp, title, body, paths, ts, signal, "
+            "provenance, content_hash, meta, cjk, names from nodes order by id"
+        )
+        files = await db.fetchall("select node_id, path from node_files order by 1, 2")
+        docs = await db.fetchall("select path, content_hash, ts from doc_files order by 1")
+        edges = await db.fetchall("select * from import_edges order by 1, 2, 3")
+        cursors = await db.fetchall(
+            "select source, value from cursors where source not in ('last_sync') order by 1"
+        )
+    counts = (
+        report.commits,
+        report.diffs,
+        report.docs_sections,
+        report.git_skipped,
+        report.import_edges,
+        report.reverts,
+    )
+    return counts, nodes, files, docs, edges, cursors
+
+
+@pytest.mark.parametrize("since", [None, "2026-01-06"])
+async def test_a_walk_in_a_second_process_stores_what_the_walk_in_process_stores(
+    settings: Settings, make_repo, monkeypatch: pytest.MonkeyPatch, since: str | None
+):
+    repo = busy_repo(make_repo)
+    monkeypatch.setattr(walker, "MIN_COMMITS", 10**6)
+    here = await memory(settings, repo.path, since)
+    walked = []
+    write_walked = sync_module._write_walked
+
+    async def spy(*args, **kwargs):
+        walked.append(True)
+        await write_walked(*args, **kwargs)
+
+    monkeypatch.setattr(walker, "MIN_COMMITS", 2)
+    monkeypatch.setattr(sync_module, "_write_walked", spy)
+    beside = await memory(settings, repo.path, since)
+    assert walked  # the second process walked it
+    assert beside == here
+    counts, nodes, *_ = beside
+    assert counts[0] >= 6 and counts[1] > 0 and counts[2] > 0
+    assert not any(TOKEN in str(value) for row in nodes for value in row)
+
+
+async def test_a_short_history_is_walked_in_process(
+    settings: Settings, repo: Repo, monkeypatch: pytest.MonkeyPatch
+):
+    async def never(*args, **kwargs):
+        raise AssertionError("a second process for four commits")
+
+    monkeypatch.setattr(sync_module, "_write_walked", never)
+    counts, *_ = await memory(settings, repo.path)
+    assert counts[0] == 4
+
+
+async def test_without_a_second_process_the_walk_happens_here(
+    settings: Settings, make_repo, monkeypatch: pytest.MonkeyPatch
+):
+    repo = busy_repo(make_repo)
+    here = await memory(settings, repo.path)
+    monkeypatch.setattr(walker, "MIN_COMMITS", 2)
+    monkeypatch.setattr(sys, "executable", str(repo.path / "no-such-python"))
+    assert await memory(settings, repo.path) == here
+
+
+async def test_a_second_process_that_dies_fails_the_sync_in_one_line_and_stores_nothing(
+    settings: Settings, make_repo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    repo = busy_repo(make_repo)
+    dying = tmp_path / "python"
+    dying.write_text("#!/bin/sh\nexit 3\n")
+    dying.chmod(dying.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(walker, "MIN_COMMITS", 2)
+    monkeypatch.setattr(sys, "executable", str(dying))
+    async with open_engine(settings, repo.path, create=True) as engine:
+        with pytest.raises(NexusMemError) as failed:
+            await handlers.sync(engine, embed=False)
+        assert str(failed.value) == (
+            "the history walk's second process failed: it ended without finishing (exit code 3)"
+        )
+        assert await engine.db.fetchone("select count(*) from nodes") == (0,)
+        assert await engine.db.fetchone("select count(*) from cursors where source = 'git'") == (0,)
+
+
+async def test_a_git_that_fails_in_the_second_process_is_the_walks_git_error(repo: Repo):
+    job = walker.Job(str(repo.path), "p", "f" * 40, None, 1000, 0)
+    with pytest.raises(GitError, match=r"^git log failed in .*: fatal: bad object f{40}"):
+        async with walker.walk(job) as frames:
+            assert frames is not None
+            async for _ in frames:
+                pass
+
+
+def walkers() -> list[int]:
+    """This process's children that run the walk (from /proc)."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines())
+            cmdline = (status.parent / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if fields.get("PPid", "").strip() == str(os.getpid()) and b"walker" in cmdline:
+            found.append(int(status.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+async def test_leaving_a_walk_early_stops_the_second_process(make_repo):
+    repo = busy_repo(make_repo)
+    head = repo.git("rev-parse", "HEAD").strip()
+    job = walker.Job(str(repo.path), "p", head, None, 1000, 0)
+    with pytest.raises(LookupError):
+        async with walker.walk(job) as frames:
+            assert frames is not None
+            assert walkers()
+            async for frame in frames:
+                assert frame[0] == "commits"
+                raise LookupError("enough")
+    assert walkers() == []  # ended and waited for: not even a zombie is left
