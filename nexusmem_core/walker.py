@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import marshal
+import os
 import struct
 import subprocess
 import sys
@@ -42,6 +43,7 @@ MIN_COMMITS = 2000
 FRAME_ROWS = 1000  # rows a frame holds at most...
 FRAME_CHARS = 4 << 20  # ...and characters of body: a frame is held whole on both sides
 _HEADER = struct.Struct("<I")
+PIPE_BYTES = 1 << 20
 
 
 @dataclass
@@ -129,6 +131,7 @@ def _error(kind: str, message: str) -> Exception:
 def main() -> None:
     """The child: walk the job of argv[1], write its frames to stdout."""
     out = sys.stdout.buffer
+    _widen(out)
     try:
         _walk(Job(**json.loads(sys.argv[1])), lambda frame: _send(out, frame))
         _send(out, ("done",))
@@ -146,6 +149,15 @@ def main() -> None:
     finally:
         with contextlib.suppress(BrokenPipeError, ValueError):
             out.flush()
+
+
+def _widen(out: IO[bytes]) -> None:
+    """Let the pipe hold a whole frame or two (Linux: 64 KiB by default), so the walk goes
+    on while the sync is busy writing the frame before."""
+    setpipe = getattr(__import__("fcntl"), "F_SETPIPE_SZ", None) if os.name == "posix" else None
+    if setpipe is not None:
+        with contextlib.suppress(OSError):  # past /proc/sys/fs/pipe-max-size: keep the default
+            __import__("fcntl").fcntl(out.fileno(), setpipe, PIPE_BYTES)
 
 
 def _send(out: IO[bytes], frame: tuple[Any, ...]) -> None:

@@ -335,6 +335,15 @@ def value_strings(value: object, keys: bool = True) -> list[str]:
     """Every string in ``value`` (JSON-like: dicts, lists, strings, numbers), with the keys of
     its objects unless ``keys`` is false, in the order :func:`with_strings` puts them back."""
     strings: list[str] = []
+    if type(value) is dict and not keys:  # a node's meta: flat, and read for every node
+        for inner in value.values():
+            if type(inner) is str:
+                strings.append(inner)
+            elif type(inner) is list and all(type(item) is str for item in inner):
+                strings.extend(inner)
+            elif isinstance(inner, dict | list | tuple | str):
+                strings.extend(value_strings(inner, keys=False))
+        return strings
 
     def collect(item: object) -> None:
         if isinstance(item, str):
