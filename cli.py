@@ -119,6 +119,19 @@ class _Progress:
             sys.stderr.write("\r" + " " * 40 + "\r")
 
 
+def _sync_with_walker(args: argparse.Namespace) -> int:
+    """``sync``, with the second process of a long first walk started before the imports
+    (nexusmem_core/walker.py), and stopped at the end whether it was used or not."""
+    from nexusmem_core import walker
+
+    plain = args.prune_source or args.prune_unreachable
+    args.walk_child = None if plain else walker.prestart(args.C)
+    try:
+        return run(cmd_sync, args)
+    finally:
+        walker.stop(args.walk_child)
+
+
 async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
     from nexusmem_core import handlers
 
@@ -139,6 +152,7 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
             conversation=args.conversation,
             github=args.github,
             progress=progress,
+            walk_child=getattr(args, "walk_child", None),
         )
     progress.done()
     conversation = engine.config.sources.conversation.enabled  # in config, or --conversation
@@ -1093,6 +1107,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if getattr(args, "sync", False):
             return run_light(args.func, args)
+        if args.func is cmd_sync:
+            return _sync_with_walker(args)
         return run(args.func, args)
     except BrokenPipeError:
         # `nexusmem status | head`: the reader left, which is not an error. Point stdout at

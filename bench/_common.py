@@ -137,7 +137,10 @@ def drop_home(home: Path) -> None:
 # also samples the child's own high-water mark (VmHWM) from /proc, which excludes git children,
 # and the peaks of its anonymous and file-backed resident memory (RssAnon, RssFile): for git,
 # the file-backed part is mostly the pack it maps, page cache rather than memory it holds.
-# The samples come from a thread, so the wall time ends at the exit itself. CPU: RUSAGE_CHILDREN's
+# A long first sync walks history in a second Python process (nexusmem_core/walker.py): its peak
+# and CPU are sampled the same way (10 ms late at most, which its start-up can hide for a
+# walk shorter than that). The samples come from a thread, so the wall time ends at the exit
+# itself. CPU: RUSAGE_CHILDREN's
 # user + system time is the child's and every git it waited for; the child's own share is its
 # utime + stime in /proc/PID/stat at the last sample (10 ms late at most).
 _HELPER = r"""
@@ -146,11 +149,35 @@ cmd = json.loads(sys.argv[1])
 peak = {"VmHWM": 0, "RssAnon": 0, "RssFile": 0}
 tick = os.sysconf("SC_CLK_TCK")
 own_cpu = [0.0]
+walkers = {}  # pid -> [peak VmHWM, CPU seconds] of the sync's second process (walker.py)
 done = threading.Event()
 errors = tempfile.TemporaryFile()
 
+def cpu_of(pid):
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / tick
+
+def hwm_of(pid):
+    with open(f"/proc/{pid}/status") as fh:
+        return next(int(l.split()[1]) for l in fh if l.startswith("VmHWM:"))
+
+def sample_walkers(pid):
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as fh:
+            kids = fh.read().split()
+        for kid in kids:
+            try:
+                with open(f"/proc/{kid}/cmdline", "rb") as fh:
+                    if b"nexusmem_core.walker" not in fh.read():
+                        continue
+                seen = walkers.setdefault(kid, [0, 0.0])
+                seen[0], seen[1] = max(seen[0], hwm_of(kid)), max(seen[1], cpu_of(kid))
+            except (OSError, StopIteration, IndexError, ValueError):
+                pass
+
 def sample(pid):
-    status, stat = f"/proc/{pid}/status", f"/proc/{pid}/stat"
+    status = f"/proc/{pid}/status"
     while not done.is_set():
         try:
             with open(status) as fh:
@@ -158,9 +185,8 @@ def sample(pid):
                     key = line.split(":", 1)[0]
                     if key in peak:
                         peak[key] = max(peak[key], int(line.split()[1]))
-            with open(stat) as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-            own_cpu[0] = max(own_cpu[0], (int(fields[11]) + int(fields[12])) / tick)
+            own_cpu[0] = max(own_cpu[0], cpu_of(pid))
+            sample_walkers(pid)
         except (OSError, IndexError, ValueError):
             pass
         done.wait(0.01)
@@ -179,7 +205,9 @@ ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"rc": p.returncode, "seconds": dt, "tree_maxrss_kb": ru.ru_maxrss,
                   "cpu_seconds": ru.ru_utime + ru.ru_stime, "self_cpu_seconds": own_cpu[0],
                   "self_hwm_kb": peak["VmHWM"], "self_anon_kb": peak["RssAnon"],
-                  "self_file_kb": peak["RssFile"], "stderr": err[-4000:]}))
+                  "self_file_kb": peak["RssFile"], "stderr": err[-4000:],
+                  "walker_hwm_kb": max((w[0] for w in walkers.values()), default=0),
+                  "walker_cpu_seconds": sum(w[1] for w in walkers.values())}))
 """
 
 

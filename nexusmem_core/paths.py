@@ -63,3 +63,17 @@ def check_path(path: str | os.PathLike[str], name: str) -> None:
         except UnicodeEncodeError as err:
             why = f"contains {text[err.start]!r}, which the file system cannot encode"
     raise UsageError(f"{name} {text!r} {why}: pass the repository's real path")
+
+
+# Variables that pin git to one repository. git exports GIT_DIR to the hooks it runs in a
+# linked worktree; inherited, it would make every command here read that worktree, even one
+# run in the main checkout. Each command names its repository by its cwd instead.
+# (GIT_INDEX_FILE stays: precheck must see the index the commit is being made from.)
+_PINNED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+_GIT_ENV = {"LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+
+
+def git_env() -> dict[str, str]:
+    """The environment every git NexusMem runs gets: ours, unpinned, in the C locale."""
+    env = {k: v for k, v in os.environ.items() if k not in _PINNED}
+    return {**env, **_GIT_ENV}

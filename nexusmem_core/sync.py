@@ -110,6 +110,7 @@ async def _sync(
     conversation: bool = False,
     github: bool = False,
     progress: Progress = _noop,
+    walk_child: walker.Child[bytes] | None = None,
 ) -> SyncReport:
     """Ingest what is new since the last sync, in one transaction: all of it or none of it.
 
@@ -118,6 +119,8 @@ async def _sync(
     ``link_failures`` links failed commands to their fixes (done anyway when agent commands
     or conversation turns came in, unless the config turns it off). ``conversation`` and
     ``github`` turn those opt-in sources on for this run only; the config file is unchanged.
+    ``walk_child`` is a second process started early (walker.prestart), used when the walk
+    is a full one; the caller stops it either way.
     """
     started = time.perf_counter()
     engine.config = _opted_in(engine.config, conversation=conversation, github=github)
@@ -155,7 +158,7 @@ async def _sync(
             report.notes += _kept_notes(kept, engine.config)
         empty = not await db.fetchone("select 1 from nodes where project_id = ? limit 1", (pid,))
         async with deferred_index(db) if empty else contextlib.nullcontext():
-            await _ingest(engine, report, since, progress)
+            await _ingest(engine, report, since, progress, walk_child)
         await refresh_names(db, pid, fresh=empty)  # after an upgrade that split them otherwise
         if report.commits:
             from .reverts import link_reverts
@@ -233,8 +236,10 @@ async def _ingest(
     report: SyncReport,
     since: str | None,
     progress: Progress,
+    walk_child: walker.Child[bytes] | None = None,
 ) -> None:
-    """Every source in turn: commits, then their diffs, then docs (dated by the commits)."""
+    """Every source in turn: commits, then their diffs, then docs (dated by the commits). A
+    full walk of a long history runs in a second process (``walk_child`` when given)."""
     repo, db, pid, sources = engine.repo, engine.db, engine.project_id, engine.config.sources
     touched: dict[str, int] = {}
     full = structured = False
@@ -250,9 +255,10 @@ async def _ingest(
         rev_args = [*limit, *since_args, rev]
         patching = sources.diff.enabled and moved
         walked = False
-        if full and sources.git.enabled and not deny and await walker.worth_it(repo.root, rev):
+        beside = full and sources.git.enabled and not deny
+        if beside and (walk_child is not None or await walker.worth_it(repo.root, rev)):
             walked = await _walk_beside(
-                engine, report, rev, rev_args, since, touched, progress, deny
+                engine, report, rev, rev_args, since, touched, progress, deny, walk_child
             )
             structured = walked and sources.structure.enabled
         if not walked:
@@ -457,10 +463,11 @@ async def _walk_beside(
     touched: dict[str, int],
     progress: Progress,
     deny: DenyFilter,
+    child: walker.Child[bytes] | None,
 ) -> bool:
-    """A full walk's commits from a second process (walker.py), written as they come while
-    this one reads the diffs and the import graph. False when no process could be started
-    (nothing was read: the caller walks here)."""
+    """A full walk's commits from a second process (walker.py: ``child``, or one started
+    now), written as they come while this one reads the diffs and the import graph. False
+    when no process could take it (nothing was read: the caller walks here)."""
     sources, config = engine.config.sources, engine.config
     job = walker.Job(
         root=str(engine.repo.root),
@@ -470,7 +477,7 @@ async def _walk_beside(
         max_chars=config.limits.max_body_chars,
         now=int(time.time()),
     )
-    async with walker.walk(job) as frames:
+    async with walker.walk(job, child) as frames:
         if frames is None:
             return False
         async with _one_error(), anyio.create_task_group() as tg:

@@ -32,14 +32,30 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from .paths import git_env
+
 if TYPE_CHECKING:
     from .models import Node
 
-__all__ = ["MIN_COMMITS", "Job", "main", "walk", "worth_it"]
+__all__ = [
+    "MIN_COMMITS",
+    "PRESTART_COMMITS",
+    "Child",
+    "Job",
+    "main",
+    "prestart",
+    "start",
+    "stop",
+    "walk",
+    "worth_it",
+]
 
 # A history shorter than this is walked in process: the second interpreter's start-up and
 # imports (~0.1 s) cost about what parsing this many commits does.
 MIN_COMMITS = 2000
+# The CLI starts one before it imports the rest, for a first sync of this many or more: its
+# start-up then overlaps the sync's own instead of coming after it.
+PRESTART_COMMITS = 1000
 FRAME_ROWS = 1000  # rows a frame holds at most...
 FRAME_CHARS = 4 << 20  # ...and characters of body: a frame is held whole on both sides
 _HEADER = struct.Struct("<I")
@@ -68,44 +84,128 @@ async def worth_it(root: Path, head: str) -> bool:
     return int(count.strip() or 0) >= MIN_COMMITS
 
 
-@contextlib.asynccontextmanager
-async def walk(job: Job) -> AsyncIterator[AsyncIterator[tuple[Any, ...]] | None]:
-    """Start the child on ``job``; yield its frames (None when no process can be started:
-    the caller walks in process). Its errors are raised from the frames as the in-process
-    walk raises them. Leaving early closes its pipe: the child ends at its next write."""
-    import anyio
-    from anyio.streams.buffered import BufferedByteReceiveStream
+Child = subprocess.Popen  # a child waiting for its job on stdin
 
-    command = [sys.executable, "-P", "-m", "nexusmem_core.walker", json.dumps(asdict(job))]
+
+def start() -> Child[bytes] | None:
+    """A child that imports what it needs, then waits for its job; None when no process can
+    be started."""
+    command = [sys.executable, "-P", "-m", "nexusmem_core.walker"]
     try:
-        process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stderr=None)
+        return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     except OSError:
+        return None
+
+
+def prestart(path: str | Path) -> Child[bytes] | None:
+    """For ``nexusmem sync``, before it imports the rest: a child started now when this looks
+    like the first sync of a history of :data:`PRESTART_COMMITS` or more, so its start-up
+    overlaps the sync's own. A guess, made cheaply (no git run but one count): the sync
+    decides, and :func:`stop` ends a child it does not use."""
+    import sqlite3
+    from urllib.parse import quote
+
+    here = Path(path).resolve()
+    root = next((d for d in (here, *here.parents) if (d / ".git").exists()), None)
+    memory = root / ".nexusmem" / "memory.db" if root else None
+    if root is None or memory is None or not memory.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(memory))}?mode=ro", uri=True)
+        try:
+            walked = conn.execute("select 1 from cursors where source = 'git' limit 1").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    if walked:
+        return None  # a later sync: it walks what is new, not all of history
+    count = subprocess.run(
+        ["git", "rev-list", "--count", f"--max-count={PRESTART_COMMITS}", "HEAD"],
+        cwd=root,
+        env=git_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if count.returncode != 0 or int(count.stdout.strip() or 0) < PRESTART_COMMITS:
+        return None
+    return start()
+
+
+def stop(child: Child[bytes] | None) -> None:
+    """End a child (one not used, or left early) and wait for it."""
+    if child is None:
+        return
+    if child.poll() is None:
+        child.kill()
+    child.wait()
+    for pipe in (child.stdin, child.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError, ValueError):
+                pipe.close()
+
+
+@contextlib.asynccontextmanager
+async def walk(
+    job: Job, child: Child[bytes] | None = None
+) -> AsyncIterator[AsyncIterator[tuple[Any, ...]] | None]:
+    """Give ``job`` to ``child`` (one started now when None); yield its frames (None when
+    no child can take it: the caller walks in process). Its errors are raised from the
+    frames as the in-process walk raises them. Leaving early stops it."""
+    import anyio.to_thread
+
+    child = child or start()
+    if child is None or not _give(child, job):
+        stop(child)
         yield None
         return
-    async with process:
-        assert process.stdout is not None
-        stream = BufferedByteReceiveStream(process.stdout)
+    assert child.stdout is not None
+    out = child.stdout
 
-        async def frames() -> AsyncIterator[tuple[Any, ...]]:
-            while True:
-                try:
-                    size = _HEADER.unpack(await stream.receive_exactly(_HEADER.size))[0]
-                    frame = marshal.loads(await stream.receive_exactly(size))
-                except (anyio.IncompleteRead, anyio.EndOfStream, ValueError, EOFError):
-                    code = await process.wait()
-                    raise _failed(f"it ended without finishing (exit code {code})") from None
-                if frame[0] == "done":
-                    return
-                if frame[0] == "error":
-                    raise _error(frame[1], frame[2])
-                yield frame
+    async def frames() -> AsyncIterator[tuple[Any, ...]]:
+        while True:
+            frame = await anyio.to_thread.run_sync(_read_frame, out, abandon_on_cancel=True)
+            if frame is None:
+                code = await anyio.to_thread.run_sync(child.wait)
+                raise _failed(f"it ended without finishing (exit code {code})")
+            if frame[0] == "done":
+                return
+            if frame[0] == "error":
+                raise _error(frame[1], frame[2])
+            yield frame
 
-        try:
-            yield frames()
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await process.aclose()  # its pipe closed, the child ends at its next write
-            raise
+    try:
+        yield frames()
+    finally:
+        stop(child)  # done: it has ended or is ending; left early: it is killed
+
+
+def _give(child: Child[bytes], job: Job) -> bool:
+    """Send ``job`` to ``child``; False when it is gone (it failed to start: walk here)."""
+    assert child.stdin is not None
+    try:
+        child.stdin.write(json.dumps(asdict(job)).encode() + b"\n")
+        child.stdin.close()
+    except OSError:
+        return False
+    return True
+
+
+def _read_frame(out: IO[bytes]) -> tuple[Any, ...] | None:
+    """The next frame, or None when the child's output ends before one is whole."""
+    head = out.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        return None
+    size = _HEADER.unpack(head)[0]
+    data = out.read(size)
+    if len(data) < size:
+        return None
+    try:
+        frame: tuple[Any, ...] = marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
+        return None
+    return frame
 
 
 def _failed(why: str) -> Exception:
@@ -129,11 +229,18 @@ def _error(kind: str, message: str) -> Exception:
 
 
 def main() -> None:
-    """The child: walk the job of argv[1], write its frames to stdout."""
+    """The child: import what a walk needs, then walk the job read from stdin (none: the
+    sync did not need this child) and write its frames to stdout."""
     out = sys.stdout.buffer
     _widen(out)
+    from . import ingest  # noqa: F401  (now, while the sync imports too: the job waits)
+    from .store import rows  # noqa: F401
+
+    line = sys.stdin.buffer.readline()
+    if not line.strip():
+        return
     try:
-        _walk(Job(**json.loads(sys.argv[1])), lambda frame: _send(out, frame))
+        _walk(Job(**json.loads(line)), lambda frame: _send(out, frame))
         _send(out, ("done",))
     except BrokenPipeError:
         pass  # the sync is gone or left early: nothing to tell it
@@ -229,7 +336,7 @@ class _Git:
     """A git run whose output is read as it comes."""
 
     def __init__(self, root: Path, args: list[str]) -> None:
-        from .collectors.git import GIT_MISSING, git_env
+        from .collectors.git import GIT_MISSING
         from .errors import GitNotFoundError
 
         self.root, self.args = root, args

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import shutil
+import sqlite3
 import stat
 import sys
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from nexusmem_core.config import Settings
 from nexusmem_core.engine import open_engine
 from nexusmem_core.errors import GitError, NexusMemError
 
-from .conftest import Repo
+from .conftest import Repo, run_cli
 
 TOKEN = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 
@@ -156,30 +157,99 @@ async def test_a_git_that_fails_in_the_second_process_is_the_walks_git_error(rep
                 pass
 
 
-def walkers() -> list[int]:
-    """This process's children that run the walk (from /proc)."""
-    found = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines())
-            cmdline = (status.parent / "cmdline").read_bytes()
-        except (OSError, ValueError):
-            continue
-        if fields.get("PPid", "").strip() == str(os.getpid()) and b"walker" in cmdline:
-            found.append(int(status.parent.name))
-    return found
-
-
-@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
-async def test_leaving_a_walk_early_stops_the_second_process(make_repo):
+async def test_leaving_a_walk_early_stops_the_second_process(
+    make_repo, monkeypatch: pytest.MonkeyPatch
+):
     repo = busy_repo(make_repo)
+    long_history(repo, 3000)  # three frames: the child is still walking when the first comes
     head = repo.git("rev-parse", "HEAD").strip()
+    started = []
+    start = walker.start
+
+    def spy():
+        started.append(start())
+        return started[-1]
+
+    monkeypatch.setattr(walker, "start", spy)
     job = walker.Job(str(repo.path), "p", head, None, 1000, 0)
     with pytest.raises(LookupError):
         async with walker.walk(job) as frames:
             assert frames is not None
-            assert walkers()
             async for frame in frames:
                 assert frame[0] == "commits"
                 raise LookupError("enough")
-    assert walkers() == []  # ended and waited for: not even a zombie is left
+    (child,) = started
+    assert child.returncode is not None  # ended and waited for: not even a zombie is left
+
+
+def long_history(repo: Repo, commits: int) -> None:
+    """``commits`` more commits on ``main``, an hour apart, in one ``git fast-import``."""
+    tip = repo.git("rev-parse", "HEAD").strip()
+    stream = bytearray()
+    for n in range(commits):
+        repo.clock += 3600
+        message = f"fix: case {n} of the parser's fetchRemoteConfig path".encode()
+        body = f"value = {n}\n".encode()
+        stream += b"commit refs/heads/main\n"
+        stream += f"committer Test Author <test@example.com> {repo.clock} +0000\n".encode()
+        stream += b"data %d\n%s\n" % (len(message), message)
+        if n == 0:
+            stream += f"from {tip}\n".encode()
+        stream += f"M 100644 inline src/mod{n % 40}.py\n".encode()
+        stream += b"data %d\n%s\n" % (len(body), body)
+    repo.git("fast-import", "--quiet", input=bytes(stream))
+    repo.git("reset", "-q", "--hard", "main")
+
+
+def stored(db: Path) -> tuple[list[tuple], list[tuple]]:
+    with closing(sqlite3.connect(db)) as conn:
+        nodes = conn.execute(
+            "select id, kind, ref, grp, title, body, paths, ts, signal, content_hash, meta, "
+            "cjk, names from nodes order by id"
+        ).fetchall()
+        files = conn.execute("select node_id, path from node_files order by 1, 2").fetchall()
+    return nodes, files
+
+
+async def test_nexusmem_sync_of_a_long_first_history_stores_what_a_walk_in_process_stores(
+    settings: Settings, make_repo, monkeypatch: pytest.MonkeyPatch
+):
+    repo = busy_repo(make_repo)
+    long_history(repo, walker.PRESTART_COMMITS)
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    early = walker.prestart(repo.path)  # what the CLI does before it imports the rest
+    assert early is not None
+    walker.stop(early)
+    done = run_cli("sync", "-q", "--no-embed", "-C", str(repo.path))
+    assert done.returncode == 0 and done.stderr == ""
+    by_cli = stored(repo.path / ".nexusmem" / "memory.db")
+    monkeypatch.setattr(walker, "MIN_COMMITS", 10**6)
+    await memory(settings, repo.path)
+    assert stored(repo.path / ".nexusmem" / "memory.db") == by_cli
+    assert len(by_cli[0]) > walker.PRESTART_COMMITS
+
+
+def test_a_child_is_started_early_only_for_the_first_sync_of_a_long_history(make_repo):
+    short = busy_repo(make_repo)
+    assert run_cli("init", "-C", str(short.path)).returncode == 0
+    assert walker.prestart(short.path) is None  # 16 commits: walked in process
+    long = make_repo("long")
+    long.commit("first", {"a.txt": "a\n"})
+    long_history(long, walker.PRESTART_COMMITS)
+    assert walker.prestart(long.path) is None  # no memory yet: `sync` will say so
+    assert run_cli("init", "-C", str(long.path)).returncode == 0
+    child = walker.prestart(long.path / "src")  # from inside the repository too
+    assert child is not None and child.poll() is None
+    walker.stop(child)
+    assert child.returncode is not None  # ended and waited for
+    assert run_cli("sync", "-q", "--no-embed", "-C", str(long.path)).returncode == 0
+    assert walker.prestart(long.path) is None  # a later sync walks only what is new
+
+
+def test_a_child_given_no_job_ends_quietly():
+    child = walker.start()
+    assert child is not None and child.stdin is not None and child.stdout is not None
+    child.stdin.close()
+    assert child.wait(timeout=60) == 0
+    assert child.stdout.read() == b""
+    child.stdout.close()

@@ -22,7 +22,7 @@ from anyio.abc import Process
 
 from ..errors import GitError, GitNotFoundError, NexusMemError, NotAGitRepositoryError
 from ..models import cached
-from ..paths import check_path
+from ..paths import check_path, git_env
 
 __all__ = [
     "GIT_MISSING",
@@ -56,7 +56,6 @@ LOG_FORMAT = "%x1e%x1dNXM%x1d%x1e%H%x00%P%x00%ct%x00%an%x00%B%x00"
 # it, and by 2**62 ``time.gmtime`` cannot date it. 2**33 is the year 2242.
 _MAX_TS = 2**33
 _SHA = re.compile(rb"^[0-9a-f]{40}(?:[0-9a-f]{24})?\x00")
-_GIT_ENV = {"LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 
 
 @dataclass(frozen=True)
@@ -99,18 +98,6 @@ class Commit:
     @property
     def is_merge(self) -> bool:
         return len(self.parents) > 1
-
-
-# Variables that pin git to one repository. git exports GIT_DIR to the hooks it runs in a
-# linked worktree; inherited, it would make every command here read that worktree, even one
-# run in the main checkout. Each command names its repository by its cwd instead.
-# (GIT_INDEX_FILE stays: precheck must see the index the commit is being made from.)
-_PINNED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
-
-
-def git_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _PINNED}
-    return {**env, **_GIT_ENV}
 
 
 GIT_MISSING = "git is not installed or not on PATH: install git and try again"
