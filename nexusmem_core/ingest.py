@@ -16,12 +16,12 @@ import anyio.to_thread
 
 from .collectors.agent import AGENT_LOG
 from .collectors.diffs import FilePatch, is_skipped_path, walk_patches
-from .collectors.docs import SECTIONS_VERSION, list_doc_files, parse_sections
+from .collectors.docs import SECTIONS_VERSION, Section, list_doc_files, parse_sections
 from .collectors.git import Commit, RepoInfo, commit_signal, walk_commits
 from .collectors.shell import history, hooklog
 from .collectors.shell.nodes import hook_node, scraped_node
 from .collectors.shell.scope import inside, repository_roots
-from .models import Node
+from .models import Node, cached
 from .redact import redact_many
 from .retrieval.asked import RATIONALE
 
@@ -220,6 +220,18 @@ class DocFile:
     def __init__(self, path: str, text: str, digest: str, mtime: int) -> None:
         self.path, self.text, self.digest, self.mtime = path, text, digest, mtime
 
+    @cached
+    def sections(self) -> list[tuple[Section, str, str]]:
+        """Its sections, each with its text and label redacted: what its nodes are made of,
+        but their date (a first sync cuts them up while the history walk, which dates
+        them, is still running)."""
+        sections = list(parse_sections(self.path, self.text))
+        # A file's sections and labels go through the table in one call: a README of 40
+        # sections pays its fixed cost per call once, not 80 times.
+        redacted = redact_many([s.text for s in sections] + [s.label for s in sections])
+        n = len(sections)
+        return list(zip(sections, redacted[:n], redacted[n:], strict=True))
+
 
 async def read_doc_files(root: Path, config: ProjectConfig) -> list[DocFile]:
     """Every tracked doc file that exists in the work tree (a deleted one is absent)."""
@@ -275,12 +287,7 @@ def doc_nodes(project_id: str, doc: DocFile, ts: int | None, max_chars: int) -> 
     """One node per section; a repeated heading in one file gets `` (2)``, `` (3)`` ..."""
     nodes = []
     seen: dict[str, int] = {}
-    sections = list(parse_sections(doc.path, doc.text))
-    # A file's sections and labels go through the table in one call: a README of 40 sections
-    # pays its fixed cost per call once, not 80 times.
-    redacted = redact_many([s.text for s in sections] + [s.label for s in sections])
-    n = len(sections)
-    for section, text, label in zip(sections, redacted[:n], redacted[n:], strict=True):
+    for section, text, label in doc.sections:
         count = seen[section.heading] = seen.get(section.heading, 0) + 1
         heading = section.heading if count == 1 else f"{section.heading} ({count})"
         body, _ = cap(text, max_chars)

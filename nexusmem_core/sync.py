@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 
 from . import ingest, walker
 from .collectors.agent.nodes import agent_node
@@ -243,6 +244,7 @@ async def _ingest(
     repo, db, pid, sources = engine.repo, engine.db, engine.project_id, engine.config.sources
     touched: dict[str, int] = {}
     full = structured = False
+    docs: list[ingest.DocFile] | None = None  # read while the history was walked
     deny = await DenyFilter.load(db, pid)  # forgotten values: a node holding one is not written
     if repo.head:
         cursor = await get_cursor(db, pid, "git")
@@ -257,7 +259,7 @@ async def _ingest(
         walked = False
         beside = full and sources.git.enabled and not deny
         if beside and (walk_child is not None or await walker.worth_it(repo.root, rev)):
-            walked = await _walk_beside(
+            walked, docs = await _walk_beside(
                 engine, report, rev, rev_args, since, touched, progress, deny, walk_child
             )
             structured = walked and sources.structure.enabled
@@ -279,7 +281,7 @@ async def _ingest(
             await set_cursor(db, pid, "git", repo.head)
         await _prune_unreachable(engine, report, rewritten=full and cursor is not None)
     if sources.docs.enabled:
-        await _sync_docs(engine, touched, report, progress, deny)
+        await _sync_docs(engine, touched, report, progress, deny, docs)
     if repo.head and sources.diff.enabled and since is None:
         report.diffs += await _sync_release_history(engine, touched, full, progress, deny)
     if sources.shell.enabled:
@@ -464,9 +466,10 @@ async def _walk_beside(
     progress: Progress,
     deny: DenyFilter,
     child: walker.Child[bytes] | None,
-) -> bool:
+) -> tuple[bool, list[ingest.DocFile] | None]:
     """A full walk's commits from a second process (walker.py: ``child``, or one started
-    now), written as they come while this one reads the diffs and the import graph. False
+    now), written as they come while this one reads the diffs and the import graph, and
+    reads and cuts up the doc files (which the walk dates: they are written after it). False
     when no process could take it (nothing was read: the caller walks here)."""
     sources, config = engine.config.sources, engine.config
     job = walker.Job(
@@ -477,9 +480,18 @@ async def _walk_beside(
         max_chars=config.limits.max_body_chars,
         now=int(time.time()),
     )
+    docs: list[ingest.DocFile] | None = None
+
+    async def read_docs() -> None:
+        nonlocal docs
+        docs = await ingest.read_doc_files(engine.repo.root, config)
+        for doc in docs:
+            doc.sections  # noqa: B018  (cut up now, while the walk runs; kept on the file)
+            await anyio.lowlevel.checkpoint()  # the frames' writes go on between files
+
     async with walker.walk(job, child) as frames:
         if frames is None:
-            return False
+            return False, None
         async with _one_error(), anyio.create_task_group() as tg:
             tg.start_soon(_write_walked, engine.db, frames, touched, report, progress)
             if sources.diff.enabled:
@@ -493,7 +505,9 @@ async def _walk_beside(
                 from .collectors.structure.step import sync_structure
 
                 tg.start_soon(sync_structure, engine, report)
-    return True
+            if sources.docs.enabled:
+                tg.start_soon(read_docs)
+    return True, docs
 
 
 async def _write_walked(
@@ -629,8 +643,10 @@ async def _sync_docs(
     report: SyncReport,
     progress: Progress,
     deny: DenyFilter,
+    read: list[ingest.DocFile] | None = None,
 ) -> None:
-    """Re-parse only the doc files whose content or date changed; forget vanished sections."""
+    """Re-parse only the doc files whose content or date changed; forget vanished sections.
+    ``read``: the doc files as they were read while the history was walked."""
     db, pid = engine.db, engine.project_id
     stored = {
         path: (digest, ts)
@@ -638,7 +654,9 @@ async def _sync_docs(
             "select path, content_hash, ts from doc_files where project_id = ?", (pid,)
         )
     }
-    current = await ingest.read_doc_files(engine.repo.root, engine.config)
+    current = (
+        read if read is not None else await ingest.read_doc_files(engine.repo.root, engine.config)
+    )
     # A file whose very path holds a forgotten value is not read at all: its sections would
     # be denied one by one, and its bookkeeping row would keep the path.
     current = [doc for doc in current if not (deny and deny.matches([doc.path]))]
