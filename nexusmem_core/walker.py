@@ -6,14 +6,17 @@ wait on the parsing and the parsing on them. Here a second Python process runs t
 git and builds the commits' nodes and rows exactly as the in-process walk does
 (``ingest.commit_batch``, ``store.rows.node_rows``: redacted before they leave it), and
 streams the rows to the sync, which writes them in its own transaction while it reads the
-diffs and the import graph itself. Nothing reaches disk outside that transaction: the rows
-travel through a pipe.
+diffs, the import graph and the doc files itself. Nothing reaches disk outside that
+transaction: the rows travel through a pipe.
 
-The sync's side is :func:`walk`; the child runs :func:`main` (``python -m
-nexusmem_core.walker``), reads its job from argv and writes length-prefixed ``marshal`` frames
-to stdout: ``("commits", rows, files)`` batches, then ``("walked", touched, skipped)`` (the
-newest commit time of every path it saw, and the records it could not read), then
-``("done",)``; or ``("error", kind, message)`` instead.
+The child runs :func:`main` (``python -m nexusmem_core.walker``): it imports what a walk
+needs, reads its :class:`Job` from stdin as one JSON line (none: it was not needed, and it
+ends), and writes length-prefixed ``marshal`` frames to stdout: ``("commits", rows,
+files)`` batches, then ``("walked", touched, skipped)`` (the newest commit time of every path
+it saw, and the records it could not read), then ``("done",)``; or ``("error", kind,
+message)`` instead. The sync's side is :func:`walk`, with a child :func:`start` makes then or
+one :func:`prestart` made before the sync imported the rest (``nexusmem sync``), so that its
+start-up overlaps the sync's own; :func:`stop` ends one either way.
 
 Only worth its start-up (~0.1 s of the other core) on a long history: :func:`worth_it`.
 """
@@ -89,10 +92,15 @@ Child = subprocess.Popen  # a child waiting for its job on stdin
 
 def start() -> Child[bytes] | None:
     """A child that imports what it needs, then waits for its job; None when no process can
-    be started."""
+    be started. Its stderr goes nowhere: every failure it can name comes back as a frame,
+    and one that kills it before it can (an interpreter that cannot import this package,
+    run from a source tree, say) leaves the walk to the sync, never a traceback on the
+    user's terminal. ``-P``: a repository's own ``nexusmem_core`` folder is not imported."""
     command = [sys.executable, "-P", "-m", "nexusmem_core.walker"]
     try:
-        return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        return subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
     except OSError:
         return None
 
