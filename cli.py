@@ -93,6 +93,12 @@ async def cmd_init(settings: Settings, args: argparse.Namespace) -> int:
     from nexusmem_core import handlers
 
     workspace, created = await handlers.init_project(settings, Path(args.C))
+    # The settings were validated before the home existed, so their snapshot was not kept
+    # (config/snapshot.py): keep it now, or the first sync validates them again (pydantic's
+    # imports, ~0.13 s of a first `nexusmem sync` in a new home).
+    from nexusmem_core.config import settings_from_env
+
+    settings_from_env()
     for path in created:
         print(f"created {path}")
     if not created:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from .conftest import Repo, modules_imported_by, run_cli
 
@@ -58,6 +59,15 @@ def test_a_sync_with_nothing_new_imports_only_what_it_runs(repo: Repo):
     assert "nexusmem_core.hygiene.flags" in loaded  # the open flags are counted all the same
     unwanted = _DEFERRED | _NOT_A_NOOP_SYNCS
     assert not loaded & unwanted, loaded & unwanted
+
+
+def test_the_first_sync_in_a_new_home_validates_no_settings(repo: Repo, home: Path):
+    assert not home.exists()  # init makes it: the settings were read before it existed
+    assert run_cli("init", cwd=repo.path).returncode == 0
+    assert (home / "settings.checked.json").is_file()
+    loaded = _imported(repo, "sync")
+    assert "nexusmem_core.sync" in loaded
+    assert "pydantic" not in loaded
 
 
 def test_a_changed_tree_builds_its_graph(repo: Repo):
