@@ -108,16 +108,24 @@ def start() -> Child[bytes] | None:
 def prestart(path: str | Path) -> Child[bytes] | None:
     """For ``nexusmem sync``, before it imports the rest: a child started now when this looks
     like the first sync of a history of :data:`PRESTART_COMMITS` or more, so its start-up
-    overlaps the sync's own. A guess, made cheaply (no git run but one count): the sync
-    decides, and :func:`stop` ends a child it does not use."""
+    overlaps the sync's own. A guess, made cheaply (no git run but one count), that never
+    fails: the sync decides, says what is wrong, and :func:`stop` ends a child it does not
+    use."""
+    try:
+        return start() if _first_of_a_long_history(Path(path)) else None
+    except (OSError, ValueError):  # no git, an unreadable folder: the sync will say
+        return None
+
+
+def _first_of_a_long_history(path: Path) -> bool:
     import sqlite3
     from urllib.parse import quote
 
-    here = Path(path).resolve()
+    here = path.resolve()
     root = next((d for d in (here, *here.parents) if (d / ".git").exists()), None)
     memory = root / ".nexusmem" / "memory.db" if root else None
     if root is None or memory is None or not memory.is_file():
-        return None
+        return False
     try:
         conn = sqlite3.connect(f"file:{quote(str(memory))}?mode=ro", uri=True)
         try:
@@ -125,9 +133,9 @@ def prestart(path: str | Path) -> Child[bytes] | None:
         finally:
             conn.close()
     except sqlite3.Error:
-        return None
+        return False
     if walked:
-        return None  # a later sync: it walks what is new, not all of history
+        return False  # a later sync: it walks what is new, not all of history
     count = subprocess.run(
         ["git", "rev-list", "--count", f"--max-count={PRESTART_COMMITS}", "HEAD"],
         cwd=root,
@@ -136,9 +144,7 @@ def prestart(path: str | Path) -> Child[bytes] | None:
         text=True,
         check=False,
     )
-    if count.returncode != 0 or int(count.stdout.strip() or 0) < PRESTART_COMMITS:
-        return None
-    return start()
+    return count.returncode == 0 and int(count.stdout.strip() or 0) >= PRESTART_COMMITS
 
 
 def stop(child: Child[bytes] | None) -> None:

@@ -253,3 +253,13 @@ def test_a_child_given_no_job_ends_quietly():
     assert child.wait(timeout=60) == 0
     assert child.stdout.read() == b""
     child.stdout.close()
+
+
+def test_the_early_guess_never_fails_the_sync(make_repo, monkeypatch: pytest.MonkeyPatch):
+    long = make_repo("long")
+    long.commit("first", {"a.txt": "a\n"})
+    long_history(long, walker.PRESTART_COMMITS)
+    assert run_cli("init", "-C", str(long.path)).returncode == 0
+    monkeypatch.setenv("PATH", "/nonexistent")  # no git to count with
+    assert walker.prestart(long.path) is None
+    assert walker.prestart(long.path / "no" / "such" / "folder") is None

@@ -34,7 +34,6 @@ __all__ = [
     "commit_signal",
     "git",
     "git_ahead",
-    "git_env",
     "git_stream",
     "is_ancestor",
     "log_records",
