@@ -134,7 +134,7 @@ async def test_a_second_process_that_dies_fails_the_sync_in_one_line_and_stores_
 ):
     repo = busy_repo(make_repo)
     dying = tmp_path / "python"
-    dying.write_text("#!/bin/sh\nexit 3\n")
+    dying.write_text("#!/bin/sh\nread job\nexit 3\n")  # takes its job, then dies
     dying.chmod(dying.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setattr(walker, "MIN_COMMITS", 2)
     monkeypatch.setattr(sys, "executable", str(dying))
