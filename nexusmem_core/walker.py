@@ -229,15 +229,17 @@ def _failed(why: str) -> Exception:
     return NexusMemError(f"the history walk's second process failed: {why}")
 
 
-def _error(kind: str, message: str) -> Exception:
-    """The exception the in-process walk would have raised."""
+def _kinds() -> dict[str, type[Exception]]:
+    """The errors a frame names, as the in-process walk raises them (both ways)."""
     from .errors import GitError, GitNotFoundError
 
-    if kind == "git":
-        return GitError(message)
-    if kind == "git-missing":
-        return GitNotFoundError(message)
-    return _failed(message)
+    return {"git": GitError, "git-missing": GitNotFoundError}
+
+
+def _error(kind: str, message: str) -> Exception:
+    """The exception the in-process walk would have raised."""
+    known = _kinds().get(kind)
+    return known(message) if known else _failed(message)
 
 
 # --- the child ------------------------------------------------------------------------------
@@ -265,10 +267,7 @@ def main() -> None:
     except BrokenPipeError:
         pass  # the sync is gone or left early: nothing to tell it
     except BaseException as err:  # every failure is a frame: never a traceback on stderr
-        from .errors import GitError, GitNotFoundError
-
-        kinds: dict[type[BaseException], str] = {GitError: "git", GitNotFoundError: "git-missing"}
-        kind = kinds.get(type(err), "internal")
+        kind = next((k for k, known in _kinds().items() if type(err) is known), "internal")
         message = str(err) if kind != "internal" else f"{type(err).__name__}: {err}"
         with contextlib.suppress(BrokenPipeError):
             _send(out, ("error", kind, message))
@@ -281,10 +280,13 @@ def main() -> None:
 def _widen(out: IO[bytes]) -> None:
     """Let the pipe hold a whole frame or two (Linux: 64 KiB by default), so the walk goes
     on while the sync is busy writing the frame before."""
-    setpipe = getattr(__import__("fcntl"), "F_SETPIPE_SZ", None) if os.name == "posix" else None
-    if setpipe is not None:
+    if os.name != "posix":
+        return
+    import fcntl
+
+    if hasattr(fcntl, "F_SETPIPE_SZ"):  # Linux only
         with contextlib.suppress(OSError):  # past /proc/sys/fs/pipe-max-size: keep the default
-            __import__("fcntl").fcntl(out.fileno(), setpipe, PIPE_BYTES)
+            fcntl.fcntl(out.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
 
 def _send(out: IO[bytes], frame: tuple[Any, ...]) -> None:
@@ -380,14 +382,12 @@ class _Git:
 
     def check(self) -> None:
         """Raise GitError as git_stream does, when git failed."""
-        from .errors import GitError
+        from .collectors.git import stream_failed
 
         assert self.process.stderr is not None
         errors = self.process.stderr.read()
         if (code := self.process.wait()) != 0:
-            lines = errors.decode("utf-8", "replace").strip().splitlines()
-            first = lines[0] if lines else code
-            raise GitError(f"git {self.args[0]} failed in {self.root}: {first}")
+            raise stream_failed(self.root, self.args, code, errors)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import contextlib
 import os
 import re
 import subprocess
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ __all__ = [
     "parse_header",
     "parse_record",
     "read_repo",
+    "stream_failed",
     "toplevel",
     "walk_args",
     "walk_commits",
@@ -178,8 +179,14 @@ async def git_stream(cwd: Path, *args: str) -> AsyncGenerator[bytes, None]:
                 await process.aclose()
             raise
     if code != 0:
-        first = errors.decode("utf-8", "replace").strip().splitlines()
-        raise GitError(f"git {args[0]} failed in {cwd}: {first[0] if first else code}")
+        raise stream_failed(cwd, args, code, errors)
+
+
+def stream_failed(cwd: Path, args: Sequence[str], code: int, errors: bytes) -> GitError:
+    """The error of a streamed git (here, or in the walk's second process) that exited
+    ``code`` after writing ``errors`` to stderr."""
+    first = errors.decode("utf-8", "replace").strip().splitlines()
+    return GitError(f"git {args[0]} failed in {cwd}: {first[0] if first else code}")
 
 
 AHEAD_CHUNKS = 512  # of git's output read ahead: at most 32 MB (a pipe read is <= 64 KB)
