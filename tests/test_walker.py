@@ -17,6 +17,7 @@ from nexusmem_core import sync as sync_module
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import open_engine
 from nexusmem_core.errors import GitError, NexusMemError
+from nexusmem_core.store import fts
 
 from .conftest import Repo, run_cli
 
@@ -73,6 +74,16 @@ async def memory(settings: Settings, root: Path, since: str | None = None) -> tu
         cursors = await db.fetchall(
             "select source, value from cursors where source not in ('last_sync') order by 1"
         )
+        # What the word index holds, by node id (seqs follow the order rows were written in).
+        await db.execute("insert into nodes_fts(nodes_fts, rank) values ('integrity-check', 1)")
+        await db.execute(
+            "create virtual table temp.words using fts5vocab(main, nodes_fts, 'instance')"
+        )
+        words = await db.fetchall(
+            "select n.id, w.term, w.col, w.offset from temp.words w join nodes n "
+            "on n.seq = w.doc order by 1, 2, 3, 4"
+        )
+        await db.execute("drop table temp.words")
     counts = (
         report.commits,
         report.diffs,
@@ -81,7 +92,7 @@ async def memory(settings: Settings, root: Path, since: str | None = None) -> tu
         report.import_edges,
         report.reverts,
     )
-    return counts, nodes, files, docs, edges, cursors
+    return counts, nodes, files, docs, edges, cursors, words
 
 
 @pytest.mark.parametrize("since", [None, "2026-01-06"])
@@ -100,11 +111,22 @@ async def test_a_walk_in_a_second_process_stores_what_the_walk_in_process_stores
 
     monkeypatch.setattr(walker, "MIN_COMMITS", 2)
     monkeypatch.setattr(sync_module, "_write_walked", spy)
+    monkeypatch.setattr(fts, "EARLY_ROWS", 3)  # the word index filled while the rows come
+    early = []
+    index_step = fts._index_step
+
+    def step(conn, indexed: int, least: int, marked: bool) -> int:
+        high = index_step(conn, indexed, least, marked)
+        early.append(least == 3 and high > indexed)
+        return high
+
+    monkeypatch.setattr(fts, "_index_step", step)
     beside = await memory(settings, repo.path, since)
     assert walked  # the second process walked it
+    assert any(early)  # and rows were indexed before it ended
     assert beside == here
-    counts, nodes, *_ = beside
-    assert counts[0] >= 6 and counts[1] > 0 and counts[2] > 0
+    counts, nodes, *_, words = beside
+    assert counts[0] >= 6 and counts[1] > 0 and counts[2] > 0 and words
     assert not any(TOKEN in str(value) for row in nodes for value in row)
 
 

@@ -244,6 +244,11 @@ class Database:
         """Run one statement per row; return the rows changed (triggers' changes excluded)."""
         return await self._call(_executemany, sql, rows)
 
+    async def run(self, work: Callable[..., T], *args: Any) -> T:
+        """``work(connection, *args)`` on the connection's own thread: its statements run
+        one after another, with no other task's statement between them."""
+        return await self._call(work, *args)
+
     async def _call(self, work: Callable[..., T], *args: Any) -> T:
         """``work(connection, *args)`` on the connection's own thread, in one trip through
         aiosqlite's queue. Its cursor API takes three (execute, fetch, close), 65 us each on

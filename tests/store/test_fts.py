@@ -13,7 +13,7 @@ from nexusmem_core.models import Node
 from nexusmem_core.retrieval import words
 from nexusmem_core.store import fts
 from nexusmem_core.store.fts import bm25_candidates, term_counts
-from nexusmem_core.store.nodes import upsert_nodes, upsert_project
+from nexusmem_core.store.nodes import delete_nodes, upsert_nodes, upsert_project
 
 
 async def test_terms_in_more_than_half_the_rows_are_dropped(settings: Settings, make_repo):
@@ -297,3 +297,38 @@ async def test_a_sync_that_left_many_index_segments_merges_them(
         )
     assert found.results[0].ref == "NOTES.md#Notes"
     assert indexed == holding == (8,)  # the six parts and the two commits' patches, once each
+
+
+async def test_rows_indexed_during_a_bulk_load_stay_right_when_rewritten_or_removed(
+    settings: Settings, make_repo
+):
+    """A first sync of a long history indexes its rows in steps while the walk runs; a row
+    indexed early and then rewritten or deleted in the same load leaves no stale word."""
+    async with memory_of(settings, make_repo, lambda pid: []) as engine:
+        db, pid = engine.db, engine.project_id
+        async with db.transaction(), fts.deferred_index(db) as index:
+            await upsert_nodes(db, [note(pid, f"n{i}", f"heron {i}", "marsh") for i in range(4)])
+            await upsert_nodes(db, [note(pid, "cjk", "缓存", "鹭鸟栖息")])
+            await index.step(least=5)  # five rows past the sync's: indexed now
+            assert await db.fetchone(_HITS, ("heron",)) == (4,)
+            await upsert_nodes(db, [note(pid, "n0", "egret 0", "marsh")])  # rewritten
+            await upsert_nodes(db, [note(pid, "cjk", "缓存", "白鹭飞翔")])
+            await delete_nodes(db, [note(pid, "n1", "heron 1", "marsh").id])
+            await upsert_nodes(db, [note(pid, "late", "heron late", "marsh")])
+            await index.step(least=5)  # one row past the last step: not yet
+        # The word index matches the rows it indexes; the CJK one (of some rows only) holds
+        # the rewritten text and not the old.
+        await db.execute("insert into nodes_fts(nodes_fts, rank) values ('integrity-check', 1)")
+        await db.execute("insert into nodes_cjk(nodes_cjk) values ('integrity-check')")
+        assert await db.fetchone(_HITS, ("heron",)) == (3,)  # n2, n3 and the late one
+        assert await db.fetchone(_HITS, ("egret",)) == (1,)
+        cjk = "select count(*) from nodes_cjk where nodes_cjk match ?"
+        assert await db.fetchone(cjk, ('"白鹭飞"',)) == (1,)
+        assert await db.fetchone(cjk, ('"鹭鸟栖"',)) == (0,)
+        triggers = await db.fetchall("select name from sqlite_master where type = 'trigger'")
+        temp = await db.fetchall("select name from sqlite_temp_master")
+    assert {"nodes_ai", "nodes_au", "nodes_ad"} <= {name for (name,) in triggers}
+    assert temp == []  # the step's temp triggers went with the load
+
+
+_HITS = "select count(*) from nodes_fts where nodes_fts match ?"
