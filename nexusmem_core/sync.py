@@ -28,7 +28,7 @@ from .hygiene.flags import count_open, judging_off
 from .hygiene.scrub import note_table_change
 from .hygiene.unreachable import CURSOR as UNREACHABLE_CURSOR
 from .hygiene.unreachable import prune_unreachable
-from .identity import adopt, follow_registry
+from .identity import Prior, adopt, follow_registry
 from .models import Node, SyncReport
 from .redact import redact
 from .registry import register_project
@@ -128,6 +128,39 @@ async def _sync(
     since = git_since(since)
     db = engine.db
     report = SyncReport(project=engine.repo.name, root=str(engine.repo.root), rebuilt=rebuild)
+    # A bulk load's commit leaves its WAL to be checkpointed beside the steps after it.
+    async with db.checkpoint_aside() as checkpoint:
+        empty, carried = await _record(
+            engine, report, rebuild, since, progress, walk_child, link_failures=link_failures
+        )
+        if empty:
+            checkpoint()
+        await _tidy(engine, report, carried, fresh=empty)
+    if engine.config.sources.session.enabled:
+        # After the ingest transaction, like embedding: it waits on a chat model.
+        from .collectors.session.step import summarize_sessions
+
+        await summarize_sessions(engine, report)
+    if embed:
+        await embed_pending(engine, report, embed_limit, progress)
+        await _judge_contradictions(engine, report)  # a few judgements, when Ollama is there
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
+
+
+async def _record(
+    engine: Engine,
+    report: SyncReport,
+    rebuild: bool,
+    since: str | None,
+    progress: Progress,
+    walk_child: walker.Child[bytes] | None,
+    *,
+    link_failures: bool,
+) -> tuple[bool, list[Prior]]:
+    """The ingest transaction; whether memory held none of this project's nodes before it (a
+    first sync or a rebuild), and the project ids whose memory came along (identity.adopt)."""
+    db = engine.db
     async with db.transaction():
         # HEAD may have moved since the engine was opened. It is read under the write lock:
         # read before it, by a sync that then waited for another one to commit, it can be
@@ -189,11 +222,18 @@ async def _sync(
             )
             await db.execute("drop table temp.recorded")
         await set_cursor(db, pid, "last_sync", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    return empty, carried
+
+
+async def _tidy(engine: Engine, report: SyncReport, carried: list[Prior], *, fresh: bool) -> None:
+    """What follows the ingest transaction, each step in its own: what fails leaves what was
+    ingested standing, and says so in the report's notes."""
+    db = engine.db
     # Outside the ingest transaction, like the lists below: it reads every node once, on the
     # first sync after an upgrade that changed the redaction table. What was ingested stands
     # if it fails; the next sync looks again.
     try:
-        note = await note_table_change(engine, fresh=empty)
+        note = await note_table_change(engine, fresh=fresh)
     except DB_ERRORS as err:
         note = f"the stored memory was not checked against the redaction table: {err}"
     if note:
@@ -220,16 +260,6 @@ async def _sync(
         register_project(engine.settings.home, engine.registry_entry(), synced=True)
     except FileAccessError as err:  # memory is written; only the cross-project index is not
         report.notes.append(f"the project registry was not updated: {err}")
-    if engine.config.sources.session.enabled:
-        # After the ingest transaction, like embedding: it waits on a chat model.
-        from .collectors.session.step import summarize_sessions
-
-        await summarize_sessions(engine, report)
-    if embed:
-        await embed_pending(engine, report, embed_limit, progress)
-        await _judge_contradictions(engine, report)  # a few judgements, when Ollama is there
-    report.seconds = round(time.perf_counter() - started, 3)
-    return report
 
 
 async def _ingest(

@@ -14,6 +14,7 @@ import functools
 import importlib.util
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -287,6 +288,33 @@ class Database:
                 raise StoreError(failures.describe(self.path, err)) from err
             raise
 
+    @asynccontextmanager
+    async def checkpoint_aside(self) -> AsyncIterator[Callable[[], None]]:
+        """For a bulk write: its commit leaves the WAL as it is, and the function yielded
+        copies it into the database on a connection of its own, in a thread, while the block
+        goes on; leaving the block waits for that.
+
+        A commit past ``wal_autocheckpoint`` pages checkpoints before it returns: 0.4 s after
+        a first sync of 50k commits, spent beside the common words' lists this way. A
+        checkpoint that fails or is cut short leaves the WAL to the next commit or close: the
+        database is whole either way."""
+        (before,) = await self.fetchone("pragma wal_autocheckpoint") or (1000,)
+        await self.execute("pragma wal_autocheckpoint = 0")
+        started: list[threading.Thread] = []
+
+        def start() -> None:
+            if not started:
+                started.append(threading.Thread(target=_checkpoint, args=(self.path,)))
+                started[0].start()
+
+        try:
+            yield start
+        finally:
+            with contextlib.suppress(*DB_ERRORS):  # a closed connection checkpoints as it closes
+                await self.execute(f"pragma wal_autocheckpoint = {int(before)}")
+            for thread in started:
+                await anyio.to_thread.run_sync(thread.join)
+
     async def _begin(self) -> None:
         """``BEGIN IMMEDIATE``, waiting for another writer however long it writes (up to
         ``WRITE_WAIT``). SQLite gives up after one busy_timeout; the lock it waited for is
@@ -312,6 +340,21 @@ class Database:
             sibling, self._sibling = self._sibling, None
             await sibling.close()
         await self.conn.close()
+
+
+def _checkpoint(path: Path) -> None:
+    """Copy the WAL into the database without waiting on readers or writers (what is left,
+    the next commit or the last close copies)."""
+    try:
+        conn = sqlite_module().connect(str(path), isolation_level=None, timeout=0)
+    except DB_ERRORS:
+        return
+    try:
+        conn.execute("pragma wal_checkpoint(passive)").fetchall()
+    except DB_ERRORS as err:
+        log.debug("checkpoint_failed", database=str(path), error=str(err))
+    finally:
+        conn.close()
 
 
 # What runs on the connection's thread, one call a statement (see ``Database._call``).

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,32 @@ def test_opening_memory_loads_sqlite_vec_without_importing_numpy(tmp_path: Path)
         cwd=Path(__file__).parents[2],
     )
     assert out.stdout.split("\n")[:2] == ["True True", "[]"], out.stdout + out.stderr
+
+
+async def test_a_bulk_commit_is_checkpointed_beside_what_follows_it(tmp_path: Path):
+    """``checkpoint_aside``: the commit returns without copying its WAL into the database;
+    the copy runs in a thread once asked for, and is done when the block is left."""
+    path = tmp_path / "m.db"
+
+    def rows_in_the_file_alone() -> int:
+        copy = tmp_path / "file-alone.db"  # the database file without its WAL
+        copy.write_bytes(path.read_bytes())
+        with closing(sqlite3.connect(copy)) as conn:
+            tables = conn.execute("select count(*) from sqlite_master where name = 't'")
+            if tables.fetchone() == (0,):
+                return 0
+            return int(conn.execute("select count(*) from t").fetchone()[0])
+
+    async with open_database(path) as db:
+        await db.execute("create table t (x text)")
+        await db.fetchone("pragma wal_checkpoint(TRUNCATE)")
+        async with db.checkpoint_aside() as checkpoint:
+            assert await db.fetchone("pragma wal_autocheckpoint") == (0,)
+            async with db.transaction():  # ~6 MB: past the 1,000 pages of an autocheckpoint
+                await db.executemany("insert into t values (?)", [("x" * 3000,)] * 2000)
+            assert rows_in_the_file_alone() == 0  # committed to the WAL only
+            checkpoint()
+            await db.execute("select 1")  # the block goes on meanwhile
+        assert rows_in_the_file_alone() == 2000
+        assert await db.fetchone("pragma wal_autocheckpoint") == (1000,)
+        assert await db.fetchone("select count(*) from t") == (2000,)
