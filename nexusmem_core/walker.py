@@ -12,7 +12,8 @@ transaction: the rows travel through a pipe.
 The child runs :func:`main` (``python -m nexusmem_core.walker``): it imports what a walk
 needs, reads its :class:`Job` from stdin as one JSON line (none: it was not needed, and it
 ends), and writes length-prefixed ``marshal`` frames to stdout: ``("commits", rows,
-files)`` batches, then ``("walked", touched, skipped)`` (the newest commit time of every path
+files)`` batches, then the file diffs' ``("diffs", rows, files)`` when asked for, then
+``("walked", touched, skipped)`` (the newest commit time of every path
 it saw, and the records it could not read), then ``("done",)``; or ``("error", kind,
 message)`` instead. The sync's side is :func:`walk`, with a child :func:`start` makes then or
 one :func:`prestart` made before the sync imported the rest (``nexusmem sync``), so that its
@@ -28,11 +29,13 @@ import gc
 import json
 import marshal
 import os
+import queue
 import struct
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -69,7 +72,9 @@ PIPE_BYTES = 1 << 20
 @dataclass
 class Job:
     """What the child walks (``rev`` with ``since``, as the sync's walk) and how it builds
-    the commits' nodes; ``now`` is their record time."""
+    the commits' nodes; ``now`` is their record time. With ``patches`` (the arguments of the
+    sync's ``git log -p``, diffs.patch_args), it makes the file diffs' nodes too, after the
+    commits', but those of the paths ``skip_globs`` matches."""
 
     root: str
     project_id: str
@@ -77,6 +82,8 @@ class Job:
     since: str | None
     max_chars: int
     now: int
+    patches: list[str] | None = None
+    skip_globs: list[str] = field(default_factory=list)
 
 
 async def worth_it(root: Path, head: str) -> bool:
@@ -300,11 +307,14 @@ def _walk(job: Job, send: Any) -> None:
     from .collectors.git import parse_record, walk_args
     from .ingest import COMMIT_BATCH, commit_batch
 
-    frames = _Frames(job.now, send)
+    frames = _Frames(job.now, send, "commits")
     touched: dict[str, int] = {}
     skipped = 0
     batch = []
     git = _Git(Path(job.root), walk_args(job.rev, job.since))
+    # Its output is read meanwhile (git computes the patches on the other core instead of
+    # waiting on a full pipe), and parsed once the commits are sent.
+    patches = _Git(Path(job.root), job.patches, ahead=True) if job.patches is not None else None
     for record in _records(git.chunks()):
         commit = parse_record(record)
         if commit is None:
@@ -319,14 +329,30 @@ def _walk(job: Job, send: Any) -> None:
     frames.add(commit_batch(job.project_id, batch, job.max_chars))
     git.check()
     frames.flush()
+    if patches is not None:
+        _diffs(job, patches, send)
     send(("walked", touched, skipped))
 
 
-class _Frames:
-    """Nodes gathered into frames of rows, sent when full."""
+def _diffs(job: Job, git: _Git, send: Any) -> None:
+    """The file diffs' nodes of the commits ``git`` (the sync's ``git log -p``) prints."""
+    from .collectors.diffs import split_commit
+    from .ingest import patch_nodes
 
-    def __init__(self, now: int, send: Any) -> None:
-        self.now, self.send = now, send
+    frames = _Frames(job.now, send, "diffs")
+    for record in _records(git.chunks()):
+        if (parsed := split_commit(record)) is not None:
+            commit, patches = parsed
+            frames.add(patch_nodes(job.project_id, commit, patches, job.skip_globs, job.max_chars))
+    git.check()
+    frames.flush()
+
+
+class _Frames:
+    """Nodes gathered into frames of rows of one stage, sent when full."""
+
+    def __init__(self, now: int, send: Any, stage: str) -> None:
+        self.now, self.send, self.stage = now, send, stage
         self.nodes: list[Node] = []
         self.chars = 0
 
@@ -341,7 +367,7 @@ class _Frames:
 
         if self.nodes:
             rows, files = node_rows(self.nodes, self.now)
-            self.send(("commits", rows, files))
+            self.send((self.stage, rows, files))
         self.nodes, self.chars = [], 0
 
 
@@ -355,10 +381,11 @@ def _records(chunks: Iterable[bytes]) -> Iterator[bytes]:
 
 
 class _Git:
-    """A git run whose output is read as it comes."""
+    """A git run whose output is read as it comes; ``ahead``: read by a thread into a bounded
+    buffer from the start, to be parsed later (as collectors.git.git_ahead does)."""
 
-    def __init__(self, root: Path, args: list[str]) -> None:
-        from .collectors.git import GIT_MISSING
+    def __init__(self, root: Path, args: list[str], *, ahead: bool = False) -> None:
+        from .collectors.git import AHEAD_CHUNKS, GIT_MISSING
         from .errors import GitNotFoundError
 
         self.root, self.args = root, args
@@ -373,11 +400,27 @@ class _Git:
             )
         except FileNotFoundError as err:
             raise GitNotFoundError(GIT_MISSING) from err
+        self.buffer: queue.Queue[bytes] | None = None
+        if ahead:
+            self.buffer = queue.Queue(AHEAD_CHUNKS)
+            threading.Thread(target=self._pump, args=(self.buffer,), daemon=True).start()
 
-    def chunks(self) -> Iterator[bytes]:
+    def _read(self) -> Iterator[bytes]:
         assert self.process.stdout is not None
         read = self.process.stdout.read1  # type: ignore[attr-defined]  # a BufferedReader
         while chunk := read(1 << 16):
+            yield chunk
+
+    def _pump(self, buffer: queue.Queue[bytes]) -> None:
+        for chunk in self._read():
+            buffer.put(chunk)
+        buffer.put(b"")  # the end
+
+    def chunks(self) -> Iterator[bytes]:
+        if self.buffer is None:
+            yield from self._read()
+            return
+        while chunk := self.buffer.get():
             yield chunk
 
     def check(self) -> None:

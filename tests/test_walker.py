@@ -112,6 +112,14 @@ async def test_a_walk_in_a_second_process_stores_what_the_walk_in_process_stores
     monkeypatch.setattr(walker, "MIN_COMMITS", 2)
     monkeypatch.setattr(sync_module, "_write_walked", spy)
     monkeypatch.setattr(fts, "EARLY_ROWS", 3)  # the word index filled while the rows come
+    stages: list[str] = []
+    write_all = sync_module._write_all
+
+    async def write(db, nodes, stage, *args):
+        stages.append(stage)
+        return await write_all(db, nodes, stage, *args)
+
+    monkeypatch.setattr(sync_module, "_write_all", write)
     early = []
     index_step = fts._index_step
 
@@ -124,6 +132,7 @@ async def test_a_walk_in_a_second_process_stores_what_the_walk_in_process_stores
     beside = await memory(settings, repo.path, since)
     assert walked  # the second process walked it
     assert any(early)  # and rows were indexed before it ended
+    assert "diffs" not in stages  # the file diffs came from the second process too
     assert beside == here
     counts, nodes, *_, words = beside
     assert counts[0] >= 6 and counts[1] > 0 and counts[2] > 0 and words
