@@ -22,8 +22,11 @@ _LINE = r"//[^\n]*"
 _BLOCK = r"/\*[\s\S]*?(?:\*/|\Z)"
 # A quote right after a backslash starts no string: tried from every `\"` of a line, an
 # unterminated string was scanned to the line's end once per quote (quadratic in its length).
-_DQ = r'(?<!\\)"(?:[^"\\\n]|\\[\s\S])*"'
-_SQ = r"(?<!\\)'(?:[^'\\\n]|\\[\s\S])*'"
+# The check follows the quote rather than preceding it: a pattern whose every branch starts
+# with a character lets the regex engine skip to the next one that can start a match, where
+# a leading lookbehind makes it try each position (masking Python and JavaScript: 1.5x).
+_DQ = r'"(?<!\\")(?:[^"\\\n]|\\[\s\S])*"'
+_SQ = r"'(?<!\\')(?:[^'\\\n]|\\[\s\S])*'"
 
 _DIALECTS = {
     # A regex literal is recognised after punctuation that cannot end an operand (matched with
@@ -31,7 +34,7 @@ _DIALECTS = {
     # that does not close on its line runs to the line's end: tried again from every later `(/`
     # instead, a long line of them took time with the square of its length.
     "js": re.compile(
-        rf"(?P<c>{_LINE}|{_BLOCK})|(?P<s>{_DQ}|{_SQ})|(?P<t>(?<!\\)`(?:[^`\\]|\\[\s\S])*`)"
+        rf"(?P<c>{_LINE}|{_BLOCK})|(?P<s>{_DQ}|{_SQ})|(?P<t>`(?<!\\`)(?:[^`\\]|\\[\s\S])*`)"
         r"|(?P<r>[(,=:\[!&|?{};]\s*/(?![/*])"
         r"(?:[^/\\\n\[]|\\.?|\[(?:[^\]\\\n]|\\.?)*+(?:\]|(?=\n)|\Z))*+(?:/|(?=\n)|\Z))"
     ),
@@ -46,7 +49,7 @@ _DIALECTS = {
     # unless one character and a quote follow.
     "rust": re.compile(
         r"(?P<c>//[^\n]*)|(?P<n>/\*)"
-        r'|(?P<s>r(?P<h>#*)"[\s\S]*?(?:"(?P=h)|\Z)|(?<!\\)"(?:[^"\\]|\\[\s\S])*")'
+        r'|(?P<s>r(?P<h>#*)"[\s\S]*?(?:"(?P=h)|\Z)|"(?<!\\")(?:[^"\\]|\\[\s\S])*")'
         r"|(?P<r>'(?:[^'\\\n]|\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]{1,6}\}|[^\n]))')"
     ),
     # Python: comments, and strings (triple-quoted ones across lines, an unterminated one to
