@@ -42,6 +42,7 @@ from typing import IO, TYPE_CHECKING, Any
 from .paths import git_env
 
 if TYPE_CHECKING:
+    from .collectors.git import Commit
     from .models import Node
 
 __all__ = [
@@ -63,6 +64,7 @@ MIN_COMMITS = 2000
 # The CLI starts one before it imports the rest, for a first sync of this many or more: its
 # start-up then overlaps the sync's own instead of coming after it.
 PRESTART_COMMITS = 1000
+EARLY_COMMITS = 5000  # commits parsed before the job comes, at most (see _History)
 FRAME_ROWS = 1000  # rows a frame holds at most...
 FRAME_CHARS = 4 << 20  # ...and characters of body: a frame is held whole on both sides
 _HEADER = struct.Struct("<I")
@@ -98,13 +100,15 @@ async def worth_it(root: Path, head: str) -> bool:
 Child = subprocess.Popen  # a child waiting for its job on stdin
 
 
-def start() -> Child[bytes] | None:
+def start(guess: tuple[str, str] | None = None) -> Child[bytes] | None:
     """A child that imports what it needs, then waits for its job; None when no process can
-    be started. Its stderr goes nowhere: every failure it can name comes back as a frame,
-    and one that kills it before it can (an interpreter that cannot import this package,
-    run from a source tree, say) leaves the walk to the sync, never a traceback on the
-    user's terminal. ``-P``: a repository's own ``nexusmem_core`` folder is not imported."""
-    command = [sys.executable, "-P", "-m", "nexusmem_core.walker"]
+    be started. With ``guess`` (a repository root and the commit it will be asked to walk)
+    it begins that walk before the job comes (see :class:`_Early`). Its stderr goes nowhere:
+    every failure it can name comes back as a frame, and one that kills it before it can
+    (an interpreter that cannot import this package, run from a source tree, say) leaves
+    the walk to the sync, never a traceback on the user's terminal. ``-P``: a repository's
+    own ``nexusmem_core`` folder is not imported."""
+    command = [sys.executable, "-P", "-m", "nexusmem_core.walker", *(guess or ())]
     try:
         return subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
@@ -113,19 +117,25 @@ def start() -> Child[bytes] | None:
         return None
 
 
-def prestart(path: str | Path) -> Child[bytes] | None:
+def prestart(path: str | Path, since: str | None = None) -> Child[bytes] | None:
     """For ``nexusmem sync``, before it imports the rest: a child started now when this looks
     like the first sync of a history of :data:`PRESTART_COMMITS` or more, so its start-up
-    overlaps the sync's own. A guess, made cheaply (no git run but one count), that never
+    overlaps the sync's own, and (without ``since``) its walk of HEAD begins at once. A
+    guess, made cheaply (no git run but one listing of the newest commits), that never
     fails: the sync decides, says what is wrong, and :func:`stop` ends a child it does not
-    use."""
+    use; a child whose job is not the walk it guessed walks the job's."""
     try:
-        return start() if _first_of_a_long_history(Path(path)) else None
+        guess = _first_of_a_long_history(Path(path))
     except (OSError, ValueError):  # no git, an unreadable folder: the sync will say
         return None
+    if guess is None:
+        return None
+    return start(guess if since is None else None)
 
 
-def _first_of_a_long_history(path: Path) -> bool:
+def _first_of_a_long_history(path: Path) -> tuple[str, str] | None:
+    """The repository's root and HEAD when its memory has no git cursor and HEAD has
+    :data:`PRESTART_COMMITS` commits or more."""
     import sqlite3
     from urllib.parse import quote
 
@@ -133,7 +143,7 @@ def _first_of_a_long_history(path: Path) -> bool:
     root = next((d for d in (here, *here.parents) if (d / ".git").exists()), None)
     memory = root / ".nexusmem" / "memory.db" if root else None
     if root is None or memory is None or not memory.is_file():
-        return False
+        return None
     try:
         conn = sqlite3.connect(f"file:{quote(str(memory))}?mode=ro", uri=True)
         try:
@@ -141,18 +151,21 @@ def _first_of_a_long_history(path: Path) -> bool:
         finally:
             conn.close()
     except sqlite3.Error:
-        return False
+        return None
     if walked:
-        return False  # a later sync: it walks what is new, not all of history
-    count = subprocess.run(
-        ["git", "rev-list", "--count", f"--max-count={PRESTART_COMMITS}", "HEAD"],
+        return None  # a later sync: it walks what is new, not all of history
+    newest = subprocess.run(
+        ["git", "rev-list", f"--max-count={PRESTART_COMMITS}", "HEAD"],
         cwd=root,
         env=git_env(),
         capture_output=True,
         text=True,
         check=False,
     )
-    return count.returncode == 0 and int(count.stdout.strip() or 0) >= PRESTART_COMMITS
+    shas = newest.stdout.split()
+    if newest.returncode != 0 or len(shas) < PRESTART_COMMITS:
+        return None
+    return str(root), shas[0]
 
 
 def stop(child: Child[bytes] | None) -> None:
@@ -254,9 +267,11 @@ def _error(kind: str, message: str) -> Exception:
 
 def main() -> None:
     """The child: import what a walk needs, then walk the job read from stdin (none: the
-    sync did not need this child) and write its frames to stdout."""
+    sync did not need this child) and write its frames to stdout. Started with a guess of
+    its walk (a root and a commit: :func:`start`), it begins that walk first."""
     out = sys.stdout.buffer
     _widen(out)
+    early = _History(*sys.argv[1:3]) if len(sys.argv) >= 3 else None
     from . import ingest  # noqa: F401  (now, while the sync imports too: the job waits)
     from .store import rows  # noqa: F401
 
@@ -265,11 +280,13 @@ def main() -> None:
     # looking for garbage it never finds.
     gc.disable()
 
-    line = sys.stdin.buffer.readline()
+    line = early.read_job(sys.stdin.buffer) if early else sys.stdin.buffer.readline()
     if not line.strip():
+        if early is not None:
+            early.git.stop()
         return
     try:
-        _walk(Job(**json.loads(line)), lambda frame: _send(out, frame))
+        _walk(Job(**json.loads(line)), lambda frame: _send(out, frame), early)
         _send(out, ("done",))
     except BrokenPipeError:
         pass  # the sync is gone or left early: nothing to tell it
@@ -303,19 +320,27 @@ def _send(out: IO[bytes], frame: tuple[Any, ...]) -> None:
     out.flush()
 
 
-def _walk(job: Job, send: Any) -> None:
-    from .collectors.git import parse_record, walk_args
+def _walk(job: Job, send: Any, early: _History | None = None) -> None:
+    """The job's walk (``early``: the one begun before it came, taken over when it fits)."""
+    from .collectors.git import parse_record
     from .ingest import COMMIT_BATCH, commit_batch
 
     frames = _Frames(job.now, send, "commits")
-    touched: dict[str, int] = {}
-    skipped = 0
-    batch = []
-    git = _Git(Path(job.root), walk_args(job.rev, job.since))
+    if early is not None and not early.fits(job):
+        early.git.stop()  # HEAD moved, or the guess was wrong: the job's walk instead
+        early = None
+    history = early or _History(job.root, job.rev, job.since)
+    git, records, touched, skipped = history.git, history.records, history.touched, history.skipped
     # Its output is read meanwhile (git computes the patches on the other core instead of
     # waiting on a full pipe), and parsed once the commits are sent.
     patches = _Git(Path(job.root), job.patches, ahead=True) if job.patches is not None else None
-    for record in _records(git.chunks()):
+    parsed, history.commits = history.commits, []  # before the job came
+    for start in range(0, len(parsed), COMMIT_BATCH):
+        frames.add(
+            commit_batch(job.project_id, parsed[start : start + COMMIT_BATCH], job.max_chars)
+        )
+    batch = []
+    for record in records:
         commit = parse_record(record)
         if commit is None:
             skipped += 1
@@ -332,6 +357,52 @@ def _walk(job: Job, send: Any) -> None:
     if patches is not None:
         _diffs(job, patches, send)
     send(("walked", touched, skipped))
+
+
+class _History:
+    """A history walk's git, and what was parsed of it before the job came. A child started
+    with a guess (:func:`prestart`'s: the repository's root and HEAD) begins its walk at
+    once and parses while the sync starts up (the job's project id is needed only to make
+    the nodes); the job then takes it over, or stops it when it asks for another walk."""
+
+    def __init__(self, root: str, rev: str, since: str | None = None) -> None:
+        from .collectors.git import walk_args
+
+        self.root, self.rev, self.since = root, rev, since
+        self.git = _Git(Path(root), walk_args(rev, since))
+        self.records = _records(self.git.chunks())
+        self.commits: list[Commit] = []  # parsed, waiting for the job's project id
+        self.touched: dict[str, int] = {}
+        self.skipped = 0
+
+    def fits(self, job: Job) -> bool:
+        """Whether ``job`` asks for this walk."""
+        same = Path(job.root).resolve() == Path(self.root).resolve()
+        return same and job.rev == self.rev and job.since == self.since
+
+    def read_job(self, stdin: IO[bytes]) -> bytes:
+        """The job's line, read by a thread while this one parses (up to
+        :data:`EARLY_COMMITS` commits: then it waits)."""
+        from .collectors.git import parse_record
+
+        line: list[bytes] = []
+        reader = threading.Thread(target=lambda: line.append(stdin.readline()), daemon=True)
+        reader.start()
+        while reader.is_alive() and len(self.commits) < EARLY_COMMITS:
+            record = next(self.records, None)
+            if record is None:
+                break
+            self.take(parse_record(record))
+        reader.join()
+        return line[0] if line else b""
+
+    def take(self, commit: Commit | None) -> None:
+        if commit is None:
+            self.skipped += 1
+            return
+        for _, path in commit.changes:
+            self.touched.setdefault(path, commit.ts)
+        self.commits.append(commit)
 
 
 def _diffs(job: Job, git: _Git, send: Any) -> None:
@@ -415,6 +486,11 @@ class _Git:
         for chunk in self._read():
             buffer.put(chunk)
         buffer.put(b"")  # the end
+
+    def stop(self) -> None:
+        """Stop git: its output is not wanted."""
+        self.process.kill()
+        self.process.wait()
 
     def chunks(self) -> Iterator[bytes]:
         if self.buffer is None:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
+import anyio
 import pytest
 
 from nexusmem_core import handlers, walker
@@ -277,13 +278,42 @@ def test_a_child_is_started_early_only_for_the_first_sync_of_a_long_history(make
     assert walker.prestart(long.path) is None  # a later sync walks only what is new
 
 
-def test_a_child_given_no_job_ends_quietly():
-    child = walker.start()
+@pytest.mark.parametrize("guessed", [False, True])
+def test_a_child_given_no_job_ends_quietly(repo: Repo, guessed: bool):
+    head = repo.git("rev-parse", "HEAD").strip()
+    child = walker.start((str(repo.path), head) if guessed else None)
     assert child is not None and child.stdin is not None and child.stdout is not None
     child.stdin.close()
     assert child.wait(timeout=60) == 0
     assert child.stdout.read() == b""
     child.stdout.close()
+
+
+async def test_a_child_takes_over_the_walk_it_guessed_and_drops_a_wrong_guess(make_repo):
+    """A child started with a guess walks before its job comes; the job's walk is what it
+    sends, whether the guess was right or HEAD has moved since."""
+    repo = busy_repo(make_repo)
+    head = repo.git("rev-parse", "HEAD").strip()
+    older = repo.git("rev-parse", "HEAD~3").strip()
+    job = walker.Job(str(repo.path), "p" * 64, head, None, 1000, 0)
+
+    async def walked(guess: tuple[str, str] | None) -> tuple[list[str], list]:
+        child = walker.start(guess)
+        await anyio.sleep(0.5)  # the job comes late: a guessed walk is parsed meanwhile
+        ids, rest = [], []
+        async with walker.walk(job, child) as frames:
+            assert frames is not None
+            async for frame in frames:
+                if frame[0] == "commits":
+                    ids += [row[0] for row in frame[1]]
+                elif frame[0] == "walked":
+                    rest.append(frame[1:])
+        return sorted(ids), rest
+
+    plain = await walked(None)
+    assert len(plain[0]) == int(repo.git("rev-list", "--count", "HEAD"))
+    assert await walked((str(repo.path), head)) == plain
+    assert await walked((str(repo.path), older)) == plain
 
 
 def test_the_early_guess_never_fails_the_sync(make_repo, monkeypatch: pytest.MonkeyPatch):
