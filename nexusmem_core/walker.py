@@ -103,7 +103,7 @@ Child = subprocess.Popen  # a child waiting for its job on stdin
 def start(guess: tuple[str, str] | None = None) -> Child[bytes] | None:
     """A child that imports what it needs, then waits for its job; None when no process can
     be started. With ``guess`` (a repository root and the commit it will be asked to walk)
-    it begins that walk before the job comes (see :class:`_Early`). Its stderr goes nowhere:
+    it begins that walk before the job comes (see :class:`_History`). Its stderr goes nowhere:
     every failure it can name comes back as a frame, and one that kills it before it can
     (an interpreter that cannot import this package, run from a source tree, say) leaves
     the walk to the sync, never a traceback on the user's terminal. ``-P``: a repository's
@@ -271,7 +271,7 @@ def main() -> None:
     its walk (a root and a commit: :func:`start`), it begins that walk first."""
     out = sys.stdout.buffer
     _widen(out)
-    early = _History(*sys.argv[1:3]) if len(sys.argv) >= 3 else None
+    early = _guessed(sys.argv[1:3])
     from . import ingest  # noqa: F401  (now, while the sync imports too: the job waits)
     from .store import rows  # noqa: F401
 
@@ -299,6 +299,17 @@ def main() -> None:
     finally:
         with contextlib.suppress(BrokenPipeError, ValueError):
             out.flush()
+
+
+def _guessed(guess: list[str]) -> _History | None:
+    """The walk :func:`start` guessed, begun; None without a guess, or when it cannot begin
+    (the job's own walk then says why, as a frame)."""
+    if len(guess) != 2:
+        return None
+    try:
+        return _History(*guess)
+    except Exception:  # nothing of this walk is needed: the job walks anew
+        return None
 
 
 def _widen(out: IO[bytes]) -> None:

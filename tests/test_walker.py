@@ -291,7 +291,8 @@ def test_a_child_given_no_job_ends_quietly(repo: Repo, guessed: bool):
 
 async def test_a_child_takes_over_the_walk_it_guessed_and_drops_a_wrong_guess(make_repo):
     """A child started with a guess walks before its job comes; the job's walk is what it
-    sends, whether the guess was right or HEAD has moved since."""
+    sends, whether the guess was right, HEAD has moved since, or the guess named a folder
+    that is not there."""
     repo = busy_repo(make_repo)
     head = repo.git("rev-parse", "HEAD").strip()
     older = repo.git("rev-parse", "HEAD~3").strip()
@@ -314,6 +315,7 @@ async def test_a_child_takes_over_the_walk_it_guessed_and_drops_a_wrong_guess(ma
     assert len(plain[0]) == int(repo.git("rev-list", "--count", "HEAD"))
     assert await walked((str(repo.path), head)) == plain
     assert await walked((str(repo.path), older)) == plain
+    assert await walked((str(repo.path / "gone"), head)) == plain  # a guess that cannot begin
 
 
 def test_the_early_guess_never_fails_the_sync(make_repo, monkeypatch: pytest.MonkeyPatch):
