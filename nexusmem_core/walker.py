@@ -341,7 +341,6 @@ def _walk(job: Job, send: Any, early: _History | None = None) -> None:
         early.git.stop()  # HEAD moved, or the guess was wrong: the job's walk instead
         early = None
     history = early or _History(job.root, job.rev, job.since)
-    git, records, touched, skipped = history.git, history.records, history.touched, history.skipped
     # Its output is read meanwhile (git computes the patches on the other core instead of
     # waiting on a full pipe), and parsed once the commits are sent.
     patches = _Git(Path(job.root), job.patches, ahead=True) if job.patches is not None else None
@@ -350,24 +349,17 @@ def _walk(job: Job, send: Any, early: _History | None = None) -> None:
         frames.add(
             commit_batch(job.project_id, parsed[start : start + COMMIT_BATCH], job.max_chars)
         )
-    batch = []
-    for record in records:
-        commit = parse_record(record)
-        if commit is None:
-            skipped += 1
-            continue
-        for _, path in commit.changes:
-            touched.setdefault(path, commit.ts)
-        batch.append(commit)
-        if len(batch) == COMMIT_BATCH:
-            frames.add(commit_batch(job.project_id, batch, job.max_chars))
-            batch = []
-    frames.add(commit_batch(job.project_id, batch, job.max_chars))
-    git.check()
+    for record in history.records:
+        history.take(parse_record(record))
+        if len(history.commits) == COMMIT_BATCH:
+            frames.add(commit_batch(job.project_id, history.commits, job.max_chars))
+            history.commits = []
+    frames.add(commit_batch(job.project_id, history.commits, job.max_chars))
+    history.git.check()
     frames.flush()
     if patches is not None:
         _diffs(job, patches, send)
-    send(("walked", touched, skipped))
+    send(("walked", history.touched, history.skipped))
 
 
 class _History:
@@ -408,6 +400,7 @@ class _History:
         return line[0] if line else b""
 
     def take(self, commit: Commit | None) -> None:
+        """Note a parsed commit (None: a record that did not parse)."""
         if commit is None:
             self.skipped += 1
             return
