@@ -300,7 +300,8 @@ async def test_a_child_takes_over_the_walk_it_guessed_and_drops_a_wrong_guess(ma
 
     async def walked(guess: tuple[str, str] | None) -> tuple[list[str], list]:
         child = walker.start(guess)
-        await anyio.sleep(0.5)  # the job comes late: a guessed walk is parsed meanwhile
+        if guess is not None:
+            await anyio.sleep(0.3)  # the job comes late: a guessed walk is parsed meanwhile
         ids, rest = [], []
         async with walker.walk(job, child) as frames:
             assert frames is not None
