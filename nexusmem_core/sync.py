@@ -159,7 +159,8 @@ async def _record(
     link_failures: bool,
 ) -> tuple[bool, list[Prior]]:
     """The ingest transaction; whether memory held none of this project's nodes before it (a
-    first sync or a rebuild), and the project ids whose memory came along (identity.adopt)."""
+    first sync or a rebuild), and the repository's earlier identities whose memory it
+    carried over (identity.adopt: almost always none)."""
     db = engine.db
     async with db.transaction():
         # HEAD may have moved since the engine was opened. It is read under the write lock:
@@ -554,8 +555,8 @@ async def _write_walked(
     batches in flight as in :func:`_write_all`; note what it says of the paths it walked.
 
     A bulk load's word index (``index``) is filled in large steps meanwhile: on a long
-    history this process spends the walk waiting for rows (50k commits: 0.37 s less after
-    the walk)."""
+    history this process would otherwise spend much of the walk waiting for rows, then index
+    them all after it (50k commits: 0.46 s; the sync 0.23 s shorter)."""
     in_flight = anyio.Semaphore(2)
     seen = {"commits": 0, "diffs": 0}
 
