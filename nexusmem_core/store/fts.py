@@ -468,23 +468,24 @@ EARLY_ROWS = 10_000
 # the triggers dropped for the load would: an update or a delete of one of them (none is
 # expected in a first sync, but nothing else stops one) takes its indexed text out.
 _EARLY_SQL = (
-    "create temp table nexusmem_indexed (upto integer not null)",
-    "insert into temp.nexusmem_indexed values (0)",
-    """create temp trigger nexusmem_indexed_au after update of title, body, paths, names
-    on main.nodes when old.seq <= (select upto from temp.nexusmem_indexed) begin
+    "create temp table if not exists nexusmem_indexed (upto integer not null)",
+    """create temp trigger if not exists nexusmem_indexed_au
+    after update of title, body, paths, names on main.nodes
+    when old.seq <= (select upto from temp.nexusmem_indexed) begin
         insert into nodes_fts(nodes_fts, rowid, title, body, paths, names)
         values ('delete', old.seq, old.title, old.body, old.paths, old.names);
         insert into nodes_fts(rowid, title, body, paths, names)
         values (new.seq, new.title, new.body, new.paths, new.names);
     end""",
-    """create temp trigger nexusmem_indexed_cjk_au after update of title, body, cjk
-    on main.nodes when old.seq <= (select upto from temp.nexusmem_indexed) begin
+    """create temp trigger if not exists nexusmem_indexed_cjk_au
+    after update of title, body, cjk on main.nodes
+    when old.seq <= (select upto from temp.nexusmem_indexed) begin
         insert into nodes_cjk(nodes_cjk, rowid, title, body)
         select 'delete', old.seq, old.title, old.body where old.cjk;
         insert into nodes_cjk(rowid, title, body)
         select new.seq, new.title, new.body where new.cjk;
     end""",
-    """create temp trigger nexusmem_indexed_ad after delete
+    """create temp trigger if not exists nexusmem_indexed_ad after delete
     on main.nodes when old.seq <= (select upto from temp.nexusmem_indexed) begin
         insert into nodes_fts(nodes_fts, rowid, title, body, paths, names)
         values ('delete', old.seq, old.title, old.body, old.paths, old.names);
@@ -511,26 +512,17 @@ class DeferredIndex:
 
     async def step(self, least: int | None = None) -> None:
         """Index the rows written since the last step, once there are ``least`` (by default
-        :data:`EARLY_ROWS`) or more."""
+        :data:`EARLY_ROWS`) or more. One call on the connection's thread: no write of another
+        task comes between the rows read and the mark that puts them under the temp triggers."""
         async with self._stepping:
-            await self._step(EARLY_ROWS if least is None else least)
-
-    async def _step(self, least: int) -> None:
-        if not self._early:
-            (high,) = await self.db.fetchone("select coalesce(max(seq), 0) from nodes") or (0,)
-            if high - self.indexed < least:
-                return
-            for sql in _EARLY_SQL:
-                await self.db.execute(sql)
-            await self.db.execute("update temp.nexusmem_indexed set upto = ?", (self.indexed,))
-            self._early = True
-        # One call on the connection's thread: no write of another task comes between the
-        # rows read and the mark that puts them under the temp triggers.
-        self.indexed = await self.db.run(_index_step, self.indexed, least, True)
+            least = EARLY_ROWS if least is None else least
+            high = await self.db.run(_index_step, self.indexed, least, True)
+            self._early = self._early or high > self.indexed
+            self.indexed = high
 
     async def finish(self) -> None:
         """Index the rest; drop what :meth:`step` set up."""
-        self.indexed = await self.db.run(_index_step, self.indexed, 1, self._early)
+        self.indexed = await self.db.run(_index_step, self.indexed, 1, False)
         await self.close()
 
     async def close(self) -> None:
@@ -540,9 +532,9 @@ class DeferredIndex:
             self._early = False
 
 
-def _index_step(conn: Any, indexed: int, least: int, marked: bool) -> int:
-    """Index the rows past ``indexed`` when there are ``least`` or more; the new high mark
-    (``marked``: noted for the temp triggers)."""
+def _index_step(conn: Any, indexed: int, least: int, early: bool) -> int:
+    """Index the rows past ``indexed`` when there are ``least`` or more; the new high mark.
+    ``early`` (during the load): put the rows indexed so far under the temp triggers."""
     (high,) = conn.execute("select coalesce(max(seq), 0) from nodes").fetchone()
     if high - indexed < least:
         return indexed
@@ -556,8 +548,11 @@ def _index_step(conn: Any, indexed: int, least: int, marked: bool) -> int:
         "where seq > ? and seq <= ? and cjk",
         (indexed, high),
     )
-    if marked:
-        conn.execute("update temp.nexusmem_indexed set upto = ?", (high,))
+    if early:
+        for sql in _EARLY_SQL:
+            conn.execute(sql)
+        conn.execute("delete from temp.nexusmem_indexed")
+        conn.execute("insert into temp.nexusmem_indexed values (?)", (high,))
     return int(high)
 
 
