@@ -186,12 +186,16 @@ def _settled(memory: recall.Memory, tale: recall.Story, before: bool) -> bool:
 
 def _session_start(event: AgentEvent, root: str, top: str, home: str, now: float) -> str | None:
     prune_sessions(home, now)
-    _background_sync(root)
-    memory = recall.Memory(root, home, top)
     try:
-        text = recall.digest(memory, now)
+        memory = recall.Memory(root, home, top)
+        try:
+            text = recall.digest(memory, now)
+        finally:
+            memory.close()
     finally:
-        memory.close()
+        # Started last: its start-up (an interpreter and every import of a sync) would take
+        # the core this hook's own reads run on, and the session waits for the hook.
+        _background_sync(root)
     return _answer("SessionStart", text) if text else None
 
 
