@@ -111,7 +111,7 @@ async def _sync(
     conversation: bool = False,
     github: bool = False,
     progress: Progress = _noop,
-    walk_child: walker.Child[bytes] | None = None,
+    walk_child: walker.Child | None = None,
 ) -> SyncReport:
     """Ingest what is new since the last sync, in one transaction: all of it or none of it.
 
@@ -154,7 +154,7 @@ async def _record(
     rebuild: bool,
     since: str | None,
     progress: Progress,
-    walk_child: walker.Child[bytes] | None,
+    walk_child: walker.Child | None,
     *,
     link_failures: bool,
 ) -> tuple[bool, list[Prior]]:
@@ -268,7 +268,7 @@ async def _ingest(
     report: SyncReport,
     since: str | None,
     progress: Progress,
-    walk_child: walker.Child[bytes] | None = None,
+    walk_child: walker.Child | None = None,
     index: DeferredIndex | None = None,
 ) -> None:
     """Every source in turn: commits, then their diffs, then docs (dated by the commits). A
@@ -497,7 +497,7 @@ async def _walk_beside(
     since: str | None,
     touched: dict[str, int],
     progress: Progress,
-    child: walker.Child[bytes] | None,
+    child: walker.Child | None,
     index: DeferredIndex | None,
 ) -> tuple[bool, list[ingest.DocFile] | None]:
     """A full walk's commits and file diffs from a second process (walker.py: ``child``, or

@@ -5,13 +5,15 @@ and binding each commit's node, under one interpreter lock, so the database thre
 wait on the parsing and the parsing on them. Here a second Python process runs the walk's
 git and builds the commits' nodes and rows exactly as the in-process walk does
 (``ingest.commit_batch``, ``store.rows.node_rows``: redacted before they leave it), and
-streams the rows to the sync, which writes them in its own transaction while it reads the
-diffs, the import graph and the doc files itself. Nothing reaches disk outside that
+streams the rows (and then the file diffs') to the sync, which writes them in its own
+transaction while it builds the import graph and reads the doc files itself. Nothing reaches disk outside that
 transaction: the rows travel through a pipe.
 
-The child runs :func:`main` (``python -m nexusmem_core.walker``): it imports what a walk
-needs, reads its :class:`Job` from stdin as one JSON line (none: it was not needed, and it
-ends), and writes length-prefixed ``marshal`` frames to stdout: ``("commits", rows,
+The child runs :func:`_serve`: started (:func:`start`: ``python -m nexusmem_core.walker``),
+or forked from ``nexusmem sync`` before the sync's threads exist (:func:`prestart`, on
+Linux: no second interpreter to start, nor the imports the two share). It imports what a
+walk needs, reads its :class:`Job` from its input as one JSON line (none: it was not
+needed, and it ends), and writes length-prefixed ``marshal`` frames: ``("commits", rows,
 files)`` batches, then the file diffs' ``("diffs", rows, files)`` when asked for, then
 ``("walked", touched, skipped)`` (the newest commit time of every path
 it saw, and the records it could not read), then ``("done",)``; or ``("error", kind,
@@ -30,14 +32,15 @@ import json
 import marshal
 import os
 import queue
+import signal
 import struct
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from .paths import git_env
 
@@ -97,10 +100,24 @@ async def worth_it(root: Path, head: str) -> bool:
     return int(count.strip() or 0) >= MIN_COMMITS
 
 
-Child = subprocess.Popen  # a child waiting for its job on stdin
+class Child(Protocol):
+    """A child waiting for its job: a ``subprocess.Popen`` (:func:`start`), or a
+    :class:`Forked` one (:func:`prestart`, on Linux)."""
+
+    @property
+    def stdin(self) -> IO[bytes] | None: ...
+
+    @property
+    def stdout(self) -> IO[bytes] | None: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self) -> int: ...
+
+    def kill(self) -> None: ...
 
 
-def start(guess: tuple[str, str] | None = None) -> Child[bytes] | None:
+def start(guess: tuple[str, str] | None = None) -> subprocess.Popen[bytes] | None:
     """A child that imports what it needs, then waits for its job; None when no process can
     be started. With ``guess`` (a repository root and the commit it will be asked to walk)
     it begins that walk before the job comes (see :class:`_History`). Its stderr goes nowhere:
@@ -117,25 +134,37 @@ def start(guess: tuple[str, str] | None = None) -> Child[bytes] | None:
         return None
 
 
-def prestart(path: str | Path, since: str | None = None) -> Child[bytes] | None:
-    """For ``nexusmem sync``, before it imports the rest: a child started now when this looks
+def prestart(path: str | Path, since: str | None = None) -> Child | None:
+    """For ``nexusmem sync``, before it imports the rest: a child made now when this looks
     like the first sync of a history of :data:`PRESTART_COMMITS` or more, so its start-up
     overlaps the sync's own, and (without ``since``) its walk of HEAD begins at once. A
     guess, made cheaply (no git run but one listing of the newest commits), that never
     fails: the sync decides, says what is wrong, and :func:`stop` ends a child it does not
-    use; a child whose job is not the walk it guessed walks the job's."""
+    use; a child whose job is not the walk it guessed walks the job's.
+
+    On Linux the child is forked (:func:`_fork`), after the imports it shares with the
+    sync, made while git lists; elsewhere it is started (:func:`start`)."""
     try:
-        guess = _first_of_a_long_history(Path(path))
+        listing = _newest_commits(Path(path))
     except (OSError, ValueError):  # no git, an unreadable folder: the sync will say
         return None
-    if guess is None:
+    if listing is None:
         return None
-    return start(guess if since is None else None)
+    root, newest = listing
+    fork = _can_fork()
+    if fork:
+        from . import ingest  # noqa: F401  (the sync's own imports: the child has them too)
+        from .store import rows  # noqa: F401
+    shas = newest.communicate()[0].split()
+    if newest.returncode != 0 or len(shas) < PRESTART_COMMITS:
+        return None
+    guess = (str(root), shas[0]) if since is None else None
+    return (_fork(guess) if fork else None) or start(guess)
 
 
-def _first_of_a_long_history(path: Path) -> tuple[str, str] | None:
-    """The repository's root and HEAD when its memory has no git cursor and HEAD has
-    :data:`PRESTART_COMMITS` commits or more."""
+def _newest_commits(path: Path) -> tuple[Path, subprocess.Popen[str]] | None:
+    """The repository's root and a git listing :data:`PRESTART_COMMITS` of its newest
+    commits (the first is HEAD), begun, when its memory has no git cursor yet."""
     import sqlite3
     from urllib.parse import quote
 
@@ -154,21 +183,96 @@ def _first_of_a_long_history(path: Path) -> tuple[str, str] | None:
         return None
     if walked:
         return None  # a later sync: it walks what is new, not all of history
-    newest = subprocess.run(
+    newest = subprocess.Popen(
         ["git", "rev-list", f"--max-count={PRESTART_COMMITS}", "HEAD"],
         cwd=root,
         env=git_env(),
-        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         text=True,
-        check=False,
     )
-    shas = newest.stdout.split()
-    if newest.returncode != 0 or len(shas) < PRESTART_COMMITS:
+    return root, newest
+
+
+def _can_fork() -> bool:
+    """Whether :func:`prestart` may fork: on Linux, in a process of one thread (a lock
+    another thread held would stay held in the child), as ``nexusmem sync`` is then.
+    macOS's system libraries are not all safe across a fork without exec, and Windows
+    has none: a child is started there."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+def _fork(guess: tuple[str, str] | None) -> Forked | None:
+    """A child forked from this process: it has this interpreter and what it has imported
+    already (a started one spends ~60 ms of CPU on its start-up and imports, on the cores
+    the sync's own imports and git share); None when it cannot be made."""
+    try:
+        job_in, job_out = os.pipe()
+        frames_in, frames_out = os.pipe()
+    except OSError:
         return None
-    return str(root), shas[0]
+    try:
+        pid = os.fork()
+    except OSError:
+        for fd in (job_in, job_out, frames_in, frames_out):
+            os.close(fd)
+        return None
+    if pid == 0:  # the child: never back into the caller, whatever happens
+        code = 1
+        try:
+            os.close(job_out)
+            os.close(frames_in)
+            # The sync's terminal and pipes are not the child's: a reader of the sync's
+            # output waits for the sync alone, and nothing of the child's reaches it.
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            code = _serve(os.fdopen(job_in, "rb"), os.fdopen(frames_out, "wb"), guess or ())
+        except BaseException:  # stderr is nowhere: the exit code says it
+            pass
+        finally:
+            os._exit(code)  # not the sync's atexit handlers, nor its buffered output
+    os.close(job_in)
+    os.close(frames_out)
+    return Forked(pid, os.fdopen(job_out, "wb"), os.fdopen(frames_in, "rb"))
 
 
-def stop(child: Child[bytes] | None) -> None:
+class Forked:
+    """A forked child, as the sync uses a ``subprocess.Popen``: its two pipes, and poll,
+    wait and kill."""
+
+    def __init__(self, pid: int, stdin: IO[bytes], stdout: IO[bytes]) -> None:
+        self.pid, self.stdin, self.stdout = pid, stdin, stdout
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self._reaped(os.WNOHANG)
+        return self.returncode
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            self._reaped(0)
+        assert self.returncode is not None
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+
+    def _reaped(self, options: int) -> None:
+        try:
+            pid, status = os.waitpid(self.pid, options)
+        except ChildProcessError:  # reaped already (a SIGCHLD handler of the caller's)
+            self.returncode = -1
+            return
+        if pid:
+            self.returncode = os.waitstatus_to_exitcode(status)
+
+
+def stop(child: Child | None) -> None:
     """End a child (one not used, or left early) and wait for it."""
     if child is None:
         return
@@ -183,7 +287,7 @@ def stop(child: Child[bytes] | None) -> None:
 
 @contextlib.asynccontextmanager
 async def walk(
-    job: Job, child: Child[bytes] | None = None
+    job: Job, child: Child | None = None
 ) -> AsyncIterator[AsyncIterator[tuple[Any, ...]] | None]:
     """Give ``job`` to ``child`` (one started now when None); yield its frames (None when
     no child can take it: the caller walks in process). Its errors are raised from the
@@ -216,7 +320,7 @@ async def walk(
         stop(child)  # done: it has ended or is ending; left early: it is killed
 
 
-def _give(child: Child[bytes], job: Job) -> bool:
+def _give(child: Child, job: Job) -> bool:
     """Send ``job`` to ``child``; False when it is gone (it failed to start: walk here)."""
     assert child.stdin is not None
     try:
@@ -266,12 +370,17 @@ def _error(kind: str, message: str) -> Exception:
 
 
 def main() -> None:
-    """The child: import what a walk needs, then walk the job read from stdin (none: the
-    sync did not need this child) and write its frames to stdout. Started with a guess of
+    """The started child (``python -m nexusmem_core.walker [root rev]``): :func:`_serve`
+    on its stdin and stdout."""
+    sys.exit(_serve(sys.stdin.buffer, sys.stdout.buffer, sys.argv[1:3]))
+
+
+def _serve(jobs: IO[bytes], out: IO[bytes], guess: Sequence[str]) -> int:
+    """Import what a walk needs, then walk the job read from ``jobs`` (none: the sync did
+    not need this child) and write its frames to ``out``; the exit code. Given a guess of
     its walk (a root and a commit: :func:`start`), it begins that walk first."""
-    out = sys.stdout.buffer
     _widen(out)
-    early = _guessed(sys.argv[1:3])
+    early = _guessed(guess)
     from . import ingest  # noqa: F401  (now, while the sync imports too: the job waits)
     from .store import rows  # noqa: F401
 
@@ -280,11 +389,11 @@ def main() -> None:
     # looking for garbage it never finds.
     gc.disable()
 
-    line = early.read_job(sys.stdin.buffer) if early else sys.stdin.buffer.readline()
+    line = early.read_job(jobs) if early else jobs.readline()
     if not line.strip():
         if early is not None:
             early.git.stop()
-        return
+        return 0
     try:
         _walk(Job(**json.loads(line)), lambda frame: _send(out, frame), early)
         _send(out, ("done",))
@@ -295,19 +404,20 @@ def main() -> None:
         message = str(err) if kind != "internal" else f"{type(err).__name__}: {err}"
         with contextlib.suppress(BrokenPipeError):
             _send(out, ("error", kind, message))
-        sys.exit(1)
+        return 1
     finally:
         with contextlib.suppress(BrokenPipeError, ValueError):
             out.flush()
+    return 0
 
 
-def _guessed(guess: list[str]) -> _History | None:
+def _guessed(guess: Sequence[str]) -> _History | None:
     """The walk :func:`start` guessed, begun; None without a guess, or when it cannot begin
     (the job's own walk then says why, as a frame)."""
     if len(guess) != 2:
         return None
     try:
-        return _History(*guess)
+        return _History(guess[0], guess[1])
     except Exception:  # nothing of this walk is needed: the job walks anew
         return None
 

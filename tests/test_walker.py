@@ -5,7 +5,9 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import stat
+import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
@@ -317,6 +319,63 @@ async def test_a_child_takes_over_the_walk_it_guessed_and_drops_a_wrong_guess(ma
     assert await walked((str(repo.path), head)) == plain
     assert await walked((str(repo.path), older)) == plain
     assert await walked((str(repo.path / "gone"), head)) == plain  # a guess that cannot begin
+
+
+FORKED = """
+import sys, threading, anyio
+from nexusmem_core import walker
+
+root, head = sys.argv[1], sys.argv[2]
+idle = walker.prestart(root)  # given no job: it ends, and says nothing
+idle.stdin.close()
+print(type(idle).__name__, threading.active_count(), idle.wait(), idle.stdout.read())
+child = walker.prestart(root)
+job = walker.Job(root, "p" * 64, head, None, 1000, 0)
+
+async def main():
+    ids = []
+    async with walker.walk(job, child) as frames:
+        async for frame in frames:
+            if frame[0] == "commits":
+                ids += [row[0] for row in frame[1]]
+    return ids
+
+ids = anyio.run(main)
+print(type(child).__name__, len(ids), len(set(ids)), child.returncode)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked on Linux only")
+def test_the_early_child_is_forked_from_a_process_of_one_thread(make_repo):
+    """`nexusmem sync` is one thread when it makes its child: forked, it has the sync's
+    imports already, and walks as a started one does. A process with another thread
+    running starts one instead (a lock held by that thread would stay held in a fork)."""
+    long = make_repo("long")
+    long.commit("first", {"a.txt": "a\n"})
+    long_history(long, walker.PRESTART_COMMITS)
+    assert run_cli("init", "-C", str(long.path)).returncode == 0
+    head = long.git("rev-parse", "HEAD").strip()
+    done = subprocess.run(
+        [sys.executable, "-c", FORKED, str(long.path), head],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    idle, walked = done.stdout.splitlines()
+    assert idle == "Forked 1 0 b''"
+    count = walker.PRESTART_COMMITS + 1
+    assert walked == f"Forked {count} {count} 0"
+    stay = threading.Event()
+    other = threading.Thread(target=stay.wait)
+    other.start()
+    try:
+        child = walker.prestart(long.path)
+        assert isinstance(child, subprocess.Popen)
+        walker.stop(child)
+    finally:
+        stay.set()
+        other.join()
 
 
 def test_the_early_guess_never_fails_the_sync(make_repo, monkeypatch: pytest.MonkeyPatch):
