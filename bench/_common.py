@@ -137,7 +137,8 @@ def drop_home(home: Path) -> None:
 # also samples the child's own high-water mark (VmHWM) from /proc, which excludes git children,
 # and the peaks of its anonymous and file-backed resident memory (RssAnon, RssFile): for git,
 # the file-backed part is mostly the pack it maps, page cache rather than memory it holds.
-# A long first sync walks history in a second Python process (nexusmem_core/walker.py): its peak
+# A long first sync walks history in a second Python process (nexusmem_core/walker.py: started,
+# its command line names the module; forked on Linux, it names itself nexusmem-walk): its peak
 # and CPU are sampled the same way (10 ms late at most, which its start-up can hide for a
 # walk shorter than that). The samples come from a thread, so the wall time ends at the exit
 # itself. CPU: RUSAGE_CHILDREN's
@@ -169,8 +170,11 @@ def sample_walkers(pid):
         for kid in kids:
             try:
                 with open(f"/proc/{kid}/cmdline", "rb") as fh:
-                    if b"nexusmem_core.walker" not in fh.read():
-                        continue
+                    started = b"nexusmem_core.walker" in fh.read()
+                with open(f"/proc/{kid}/comm", "rb") as fh:
+                    forked = fh.read().strip() == b"nexusmem-walk"
+                if not (started or forked):
+                    continue
                 seen = walkers.setdefault(kid, [0, 0.0])
                 seen[0], seen[1] = max(seen[0], hwm_of(kid)), max(seen[1], cpu_of(kid))
             except (OSError, StopIteration, IndexError, ValueError):

@@ -6,8 +6,8 @@ wait on the parsing and the parsing on them. Here a second Python process runs t
 git and builds the commits' nodes and rows exactly as the in-process walk does
 (``ingest.commit_batch``, ``store.rows.node_rows``: redacted before they leave it), and
 streams the rows (and then the file diffs') to the sync, which writes them in its own
-transaction while it builds the import graph and reads the doc files itself. Nothing reaches disk outside that
-transaction: the rows travel through a pipe.
+transaction while it builds the import graph and reads the doc files itself. Nothing
+reaches disk outside that transaction: the rows travel through a pipe.
 
 The child runs :func:`_serve`: started (:func:`start`: ``python -m nexusmem_core.walker``),
 or forked from ``nexusmem sync`` before the sync's threads exist (:func:`prestart`, on
@@ -152,10 +152,17 @@ def prestart(path: str | Path, since: str | None = None) -> Child | None:
         return None
     root, newest = listing
     fork = _can_fork()
-    if fork:
-        from . import ingest  # noqa: F401  (the sync's own imports: the child has them too)
-        from .store import rows  # noqa: F401
-    shas = newest.communicate()[0].split()
+    try:
+        if fork:
+            from . import ingest  # noqa: F401  (the sync's own imports: the child has them too)
+            from .store import rows  # noqa: F401
+        shas = newest.communicate()[0].split()
+    except OSError:
+        return None
+    finally:
+        if newest.poll() is None:  # only when something above failed: git is not waited for
+            newest.kill()
+            newest.wait()
     if newest.returncode != 0 or len(shas) < PRESTART_COMMITS:
         return None
     guess = (str(root), shas[0]) if since is None else None
@@ -228,6 +235,8 @@ def _fork(guess: tuple[str, str] | None) -> Forked | None:
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
+            with contextlib.suppress(OSError), open("/proc/self/comm", "w") as comm:
+                comm.write("nexusmem-walk")  # ps and top tell it from the sync
             code = _serve(os.fdopen(job_in, "rb"), os.fdopen(frames_out, "wb"), guess or ())
         except BaseException:  # stderr is nowhere: the exit code says it
             pass
@@ -265,8 +274,9 @@ class Forked:
     def _reaped(self, options: int) -> None:
         try:
             pid, status = os.waitpid(self.pid, options)
-        except ChildProcessError:  # reaped already (a SIGCHLD handler of the caller's)
-            self.returncode = -1
+        except ChildProcessError:  # reaped already: by another thread's call, say
+            if self.returncode is None:
+                self.returncode = -1  # how it ended is that call's to tell
             return
         if pid:
             self.returncode = os.waitstatus_to_exitcode(status)

@@ -322,13 +322,18 @@ async def test_a_child_takes_over_the_walk_it_guessed_and_drops_a_wrong_guess(ma
 
 
 FORKED = """
-import sys, threading, anyio
+import sys, threading, time, anyio
 from nexusmem_core import walker
 
 root, head = sys.argv[1], sys.argv[2]
 idle = walker.prestart(root)  # given no job: it ends, and says nothing
+for _ in range(500):  # its first step: a name of its own, for ps and top
+    with open(f"/proc/{idle.pid}/comm") as comm:
+        if (name := comm.read().strip()) == "nexusmem-walk":
+            break
+    time.sleep(0.01)
 idle.stdin.close()
-print(type(idle).__name__, threading.active_count(), idle.wait(), idle.stdout.read())
+print(type(idle).__name__, name, threading.active_count(), idle.wait(), idle.stdout.read())
 child = walker.prestart(root)
 job = walker.Job(root, "p" * 64, head, None, 1000, 0)
 
@@ -363,7 +368,7 @@ def test_the_early_child_is_forked_from_a_process_of_one_thread(make_repo):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     idle, walked = done.stdout.splitlines()
-    assert idle == "Forked 1 0 b''"
+    assert idle == "Forked nexusmem-walk 1 0 b''"
     count = walker.PRESTART_COMMITS + 1
     assert walked == f"Forked {count} {count} 0"
     stay = threading.Event()
