@@ -16,8 +16,11 @@ if TYPE_CHECKING:
 __all__ = ["OPEN", "count_open", "judging_off"]
 
 # A flag is open while nobody has acted on its "yes": not dismissed, reviewed or marked stale.
+# The judgements are read first and their nodes looked up (``cross join`` keeps that order):
+# the planner otherwise walked every node of the project to probe the judgements, 29 ms of
+# every sync at 50k commits for a count that is almost always 0.
 OPEN = """
-from contradictions c join nodes o on o.id = c.old_id join nodes n on n.id = c.new_id
+from contradictions c cross join nodes o on o.id = c.old_id join nodes n on n.id = c.new_id
 where o.project_id = ? and c.verdict = 'yes' and not c.dismissed and o.trust = 'candidate'
   and not exists (select 1 from nodes s where s.supersedes = o.id)
 """
