@@ -293,11 +293,14 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
 
 
 # What a refresh starts from, read again before it writes: the lists' state, the highest seq,
-# the last rewrite noted, the live rows, and the row count.
+# the last rewrite noted, the live rows, and the index's averages record (its row count and
+# token totals: it changes with every row written or removed). Not ``count(*)`` of the nodes,
+# which walks them all: 7 ms of every sync at 50k commits.
 _STATE_SQL = (
     "select s.upto, s.avgdl, coalesce((select max(seq) from nodes), 0), "
     "coalesce((select max(id) from word_top_late), 0), "
-    "(select count(*) from nodes where seq > s.upto), (select count(*) from nodes) "
+    "(select count(*) from nodes where seq > s.upto), "
+    "(select block from nodes_fts_data where id = 1) "
     "from word_top_state s"
 )
 

@@ -243,6 +243,21 @@ async def test_a_refresh_that_another_write_overtook_writes_nothing(
     async with memory_of(settings, make_repo, gamma_notes) as engine:
         db, pid = engine.db, engine.project_id
         common = wordtops._common_tokens
+        first = await wordtops.refresh(db, force=True)
+        assert first is not None and first.tokens
+        listed = await db.fetchone("select count(*), max(seq) from word_tops")
+
+        async def removed(db_):
+            async with db.transaction():  # another process forgets an old row meanwhile
+                await delete_nodes(db, [node.id for node in gamma_notes(pid)[:1]])
+            return await common(db_)
+
+        monkeypatch.setattr(wordtops, "_common_tokens", removed)
+        assert await wordtops.refresh(db, force=True) is None  # nothing new, but one row less
+        after = await db.fetchone("select count(*), max(seq) from word_tops")
+        assert after[0] <= listed[0]  # the trigger's delete only: nothing written
+        await db.execute("delete from word_tops")
+        await db.execute("update word_top_state set upto = 0, avgdl = 0")
 
         async def overtaken(db_):
             async with db.transaction():  # another sync writes while this refresh reads
