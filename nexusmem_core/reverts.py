@@ -54,6 +54,7 @@ def says_undoing(subject: str) -> bool:
     return _UNDOING.search(subject) is not None
 
 
+_SAYS_REVERT = "{title body} : revert*"  # a word that begins so, in the title or the body
 _SHA = re.compile(r"\breverts? commit ([0-9a-f]{7,40})\b", re.IGNORECASE)
 _SUBJECT = re.compile(r'^Revert\s+"(.+)"\s*$', re.IGNORECASE)
 _SUBJECT_SHA = re.compile(r"^Revert(?:\s+commit)?\s+([0-9a-f]{7,40})\b", re.IGNORECASE)
@@ -81,12 +82,19 @@ def reverted(subject: str, body: str) -> tuple[str | None, str | None]:
 
 
 async def link_reverts(db: Database, pid: str) -> int:
-    """Link every revert commit not linked yet to the commit it reverts; how many were."""
+    """Link every revert commit not linked yet to the commit it reverts; how many were.
+
+    The commits that say "revert" are found by the word index, which keeps the rows of each
+    word: every way :func:`reverted` reads a message needs a word beginning "revert" (reverts,
+    reverted, reverting: the index's stemmer makes them one). A ``like '%revert%'`` over every
+    commit's body read them all, 75 ms of each sync with new commits at 50k."""
     rows = await db.fetchall(
-        "select n.id, n.title, n.body, n.ts from nodes n where n.project_id = ? "
-        "and n.kind = 'git_commit' and (n.title like 'revert%' or n.body like '%revert%') "
+        "select n.id, n.title, n.body, n.ts "
+        "from (select rowid from nodes_fts where nodes_fts match ?) f "
+        "cross join nodes n on n.seq = f.rowid "  # those rows first, not every commit
+        "where n.project_id = ? and n.kind = 'git_commit' "
         "and not exists (select 1 from links l where l.src = n.id and l.kind = ?)",
-        (pid, REVERTS),
+        (_SAYS_REVERT, pid, REVERTS),
     )
     now, linked = int(time.time()), 0
     for node_id, title, body, ts in rows:

@@ -55,7 +55,23 @@ async def test_links_are_made_once_and_only_to_commits_in_memory(settings: Setti
     r.commit("Revert the thing\n\nThis reverts commit 0000000000000000000000000000000000000000.")
     async with open_engine(settings, r.path, create=True) as engine:
         first = await handlers.sync(engine, embed=False)
-        r.commit("Unrelated change", {"d.py": "x = 1\n"})
+        unrelated = r.commit("Unrelated change", {"d.py": "x = 1\n"})
         second = await handlers.sync(engine, embed=False)
-        (links,) = await engine.db.fetchone("select count(*) from links where kind = 'reverts'")
-    assert (first.reverts, second.reverts, links) == (1, 0, 1)
+        # Each way a message names what it undoes, in a later sync: by subject alone, by a
+        # sha in the subject, and by a sha in a line that says it reverted what it did.
+        parsed = r.commit("Parse the config lazily", {"p.py": "LAZY = True\n"})
+        r.commit('Revert "Unrelated change"', {"d.py": ""})
+        r.commit(f"Revert {parsed[:10]}: it broke the CLI", {"p.py": ""})
+        r.commit(f"Fix the build\n\nReverted the cache change from {tried[:8]} again.")
+        third = await handlers.sync(engine, embed=False)
+        links = await engine.db.fetchall(
+            "select s.title, d.ref from links l join nodes s on s.id = l.src "
+            "join nodes d on d.id = l.dst where l.kind = 'reverts' order by s.ts"
+        )
+    assert (first.reverts, second.reverts, third.reverts) == (1, 0, 3)
+    assert links == [
+        ('Revert "Cache the parsed config"', tried),
+        ('Revert "Unrelated change"', unrelated),
+        (f"Revert {parsed[:10]}: it broke the CLI", parsed),
+        ("Fix the build", tried),
+    ]
