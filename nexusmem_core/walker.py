@@ -170,7 +170,7 @@ def prestart(path: str | Path, since: str | None = None) -> Child | None:
 
 
 def _newest_commits(path: Path) -> tuple[Path, subprocess.Popen[str]] | None:
-    """The repository's root and a git listing :data:`PRESTART_COMMITS` of its newest
+    """The repository's root and a git run listing its :data:`PRESTART_COMMITS` newest
     commits (the first is HEAD), begun, when its memory has no git cursor yet."""
     import sqlite3
     from urllib.parse import quote
