@@ -93,6 +93,7 @@ __all__ = [
     "redact_many",
     "redact_tally",
     "value_strings",
+    "warm_up",
     "with_strings",
 ]
 
@@ -238,6 +239,15 @@ def _token_pass(text: str, tally: dict[str, int], heads: list[int]) -> tuple[str
         last = end
     pieces.append(text[last:])
     return "".join(pieces), len(spans)
+
+
+def warm_up() -> Iterator[None]:
+    """Compile the table's patterns, one a step (each is compiled when a text first needs it
+    otherwise): for a process with time on its hands before its work comes, as the walk's
+    second process has while the sync starts up (walker.py). ~20 ms in all."""
+    for rule in RULES:
+        rule.pattern  # noqa: B018  (compiled on first read, then kept)
+        yield
 
 
 def redact_tally(text: str) -> tuple[str, dict[str, int]]:
