@@ -582,9 +582,10 @@ async def deferred_index(db: Database) -> AsyncIterator[DeferredIndex]:
         yield index
         await index.finish()
     finally:
-        if index._early:  # a failure: the transaction rolls back; the temp triggers go too
-            with contextlib.suppress(*DB_ERRORS):
-                await index.close()
+        # After a failure (finish closes it otherwise): the transaction rolls back, and the
+        # temp triggers of an early step go too.
+        with contextlib.suppress(*DB_ERRORS):
+            await index.close()
     for _, sql in triggers:
         await db.execute(sql)
 
