@@ -22,7 +22,7 @@ from .bounds import Target, mutated, repeated, within
 
 _PIECES = {
     "js": ["(", ",", "=", "/", "[", "]", "\\", "{", "}", "x", " ", "\n", "'", '"', "`", "${"],
-    "go": ['"', "`", "'", "\\", "/*", "*/", "//", "\n", "x", "*", "/", "import "],
+    "go": ['"', "`", "'", "\\", "/*", "*/", "//", "\n", "x", "*", "/", "import ", "func "],
     "java": ['"""', '"', "'", "\\", "/*", "*/", "//", "\n", "x", "import ", "@A", "package "],
     "rust": ['r#"', '"#', 'r"', '"', "'", "\\", "/*", "*/", "//", "\n", "x", "b", "#", "use "],
 }
@@ -36,13 +36,20 @@ sources = st.one_of(
 
 
 def check_source(source: tuple[str, str]) -> None:
-    """Masking ends in linear time, and every placeholder names a string it found."""
+    """Masking ends in linear time, and every placeholder names a string it found; masked up
+    to a stop (Go's first declaration), it is the whole text's masking, cut there."""
     dialect, text = source
     with within():
         masked = mask(text, dialect)
     for placeholder in re.finditer(STRING, masked.code):
         masked.string(placeholder.group(1))
     assert masked.code.count("\n") <= text.count("\n")
+    stop = re.compile(r"^(?:func|var)\b", re.MULTILINE)
+    with within():
+        cut = mask(text, dialect, stop)
+    assert masked.code.startswith(cut.code)
+    assert masked.strings[: len(cut.strings)] == cut.strings
+    assert cut.code == masked.code or stop.match(masked.code, len(cut.code))
 
 
 @settings(max_examples=100, deadline=None)
@@ -52,6 +59,7 @@ def check_source(source: tuple[str, str]) -> None:
 @example(("js", "\\`" * 15_000))
 @example(("go", "'*/\\\"" * 6000))
 @example(("rust", 'r#"' * 10_000))
+@example(("go", "/*\n*/func x\n`\nfunc`\nvar y"))
 @example(("js", "import x from \x0299\x03"))
 def test_masking_a_source_is_linear_and_its_placeholders_are_real(source: tuple[str, str]) -> None:
     check_source(source)

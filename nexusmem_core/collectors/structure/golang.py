@@ -22,13 +22,16 @@ _BLOCK = re.compile(r"\bimport\s*\(([^)]*)\)")
 _SINGLE = re.compile(rf"\bimport\s+(?:[\w.]+\s+)?{STRING}")
 _IN_BLOCK = re.compile(STRING)
 _MODULE = re.compile(r'^\s*module\s+"?([^\s"]+)"?', re.MULTILINE)
+# A file's imports come before its first declaration (the language requires it): the rest of
+# the file (most of it, and most of its strings) is not masked.
+_DECLARATION = re.compile(r"^(?:func|type|var|const)\b", re.MULTILINE)
 
 
 def extract(text: str) -> tuple[list[str], int]:
     """The import paths of one Go file (nothing here fails to parse)."""
     if "import" not in text:
         return [], 0
-    masked = mask(text, "go")
+    masked = mask(text, "go", stop=_DECLARATION)
     found: list[tuple[int, str | None]] = []
     for block in _BLOCK.finditer(masked.code):
         found += [

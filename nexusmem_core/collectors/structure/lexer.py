@@ -28,39 +28,51 @@ _BLOCK = r"/\*[\s\S]*?(?:\*/|\Z)"
 _DQ = r'"(?<!\\")(?:[^"\\\n]|\\[\s\S])*"'
 _SQ = r"'(?<!\\')(?:[^'\\\n]|\\[\s\S])*'"
 
+# Each dialect's token pattern has no groups: its kind is read off its first characters
+# (_KINDS). A group around each branch kept the regex engine from skipping straight to the
+# next character that can start a token, so it tried every position (4x the time).
 _DIALECTS = {
     # A regex literal is recognised after punctuation that cannot end an operand (matched with
     # it, and put back), so `a / b` stays division; `return /x/` is the one form it misses. One
     # that does not close on its line runs to the line's end: tried again from every later `(/`
     # instead, a long line of them took time with the square of its length.
     "js": re.compile(
-        rf"(?P<c>{_LINE}|{_BLOCK})|(?P<s>{_DQ}|{_SQ})|(?P<t>`(?<!\\`)(?:[^`\\]|\\[\s\S])*`)"
-        r"|(?P<r>[(,=:\[!&|?{};]\s*/(?![/*])"
-        r"(?:[^/\\\n\[]|\\.?|\[(?:[^\]\\\n]|\\.?)*+(?:\]|(?=\n)|\Z))*+(?:/|(?=\n)|\Z))"
+        rf"{_LINE}|{_BLOCK}|{_DQ}|{_SQ}|`(?<!\\`)(?:[^`\\]|\\[\s\S])*`"
+        r"|[(,=:\[!&|?{};]\s*/(?![/*])"
+        r"(?:[^/\\\n\[]|\\.?|\[(?:[^\]\\\n]|\\.?)*+(?:\]|(?=\n)|\Z))*+(?:/|(?=\n)|\Z)"
     ),
-    "go": re.compile(
-        rf"(?P<c>{_LINE}|{_BLOCK})|(?P<s>{_DQ}|`[^`]*`)|(?P<r>'(?:[^'\\\n]|\\[^'\n]+)')"
-    ),
-    "java": re.compile(
-        rf'(?P<c>{_LINE}|{_BLOCK})|(?P<s>"""[\s\S]*?"""|{_DQ})|(?P<r>\'(?:[^\'\\\n]|\\[^\'\n]+)\')'
-    ),
-    # Rust: block comments nest (handled in code), strings span lines, raw strings carry
-    # hashes (an unterminated one runs to the end), and a lone quote is a lifetime (`'a`)
+    "go": re.compile(rf"{_LINE}|{_BLOCK}|{_DQ}|`[^`]*`|'(?:[^'\\\n]|\\[^'\n]+)'"),
+    "java": re.compile(rf'{_LINE}|{_BLOCK}|"""[\s\S]*?"""|{_DQ}|\'(?:[^\'\\\n]|\\[^\'\n]+)\''),
+    # Rust: block comments nest and raw strings carry hashes (both ended in code: the pattern
+    # matches their openers), strings span lines, and a lone quote is a lifetime (`'a`)
     # unless one character and a quote follow.
     "rust": re.compile(
-        r"(?P<c>//[^\n]*)|(?P<n>/\*)"
-        r'|(?P<s>r(?P<h>#*)"[\s\S]*?(?:"(?P=h)|\Z)|"(?<!\\")(?:[^"\\]|\\[\s\S])*")'
-        r"|(?P<r>'(?:[^'\\\n]|\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]{1,6}\}|[^\n]))')"
+        r'//[^\n]*|/\*|r#*"|"(?<!\\")(?:[^"\\]|\\[\s\S])*"'
+        r"|'(?:[^'\\\n]|\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]{1,6}\}|[^\n]))'"
     ),
     # Python: comments, and strings (triple-quoted ones across lines, an unterminated one to
     # the end). A prefix (r, b, f, u) changes neither where a string ends nor anything an
     # import needs; leaving it out lets the scan jump from one # or quote to the next.
     "python": re.compile(
-        r"(?P<c>#[^\n]*)"
-        r'|(?P<r>"""[\s\S]*?(?:"""|\Z)|\'\'\'[\s\S]*?(?:\'\'\'|\Z)'
-        rf"|{_DQ}|{_SQ})"
+        r'#[^\n]*|"""[\s\S]*?(?:"""|\Z)|\'\'\'[\s\S]*?(?:\'\'\'|\Z)' rf"|{_DQ}|{_SQ}"
     ),
 }
+# A token's kind by its first character (then its first two): "c" a comment, "n" a nesting
+# comment's opener, "s" a string kept as a placeholder ("w" a raw one's opener), "t" a
+# template, "r" what an import never needs (a character, regex or Python string literal).
+_KINDS: dict[str, dict[str, str]] = {
+    "js": {"//": "c", "/*": "c", '"': "s", "'": "s", "`": "t", "": "r"},
+    "go": {"//": "c", "/*": "c", '"': "s", "`": "s", "'": "r"},
+    "java": {"//": "c", "/*": "c", '"': "s", "'": "r"},
+    "rust": {"//": "c", "/*": "n", "r": "w", '"': "s", "'": "r"},
+    "python": {"#": "c", "": "r"},
+}
+
+
+def _kind(kinds: dict[str, str], token: str) -> str:
+    return kinds.get(token[:2]) or kinds.get(token[0]) or kinds[""]
+
+
 _NESTING = re.compile(r"/\*|\*/")
 
 
@@ -73,31 +85,52 @@ class Masked:
         return self.strings[int(index)]
 
 
-def mask(text: str, dialect: str) -> Masked:
-    """``text`` with comments blanked and string literals replaced by placeholders."""
+def mask(text: str, dialect: str, stop: re.Pattern[str] | None = None) -> Masked:
+    """``text`` with comments blanked and string literals replaced by placeholders; with
+    ``stop``, only up to its first match in the code (outside comments and literals): for a
+    language whose imports all come before something (Go's before its first declaration)."""
     # A placeholder's marker in the text itself (\x02, which no source needs) would point
     # past the strings found: it is a space, one character for one, so offsets hold.
     text = text.replace("\x02", " ")
-    token = _DIALECTS[dialect]
+    token, kinds = _DIALECTS[dialect], _KINDS[dialect]
     out: list[str] = []
     strings: list[str | None] = []
     pos = 0
-    while (m := token.search(text, pos)) is not None:
-        out.append(text[pos : m.start()])
-        end = m.end()
-        kind = m.lastgroup if m.lastgroup != "h" else "s"
-        if kind == "n":
-            end = _nested_end(text, m.start())
+    tokens = token.finditer(text)
+    while (m := next(tokens, None)) is not None:
+        start, found = m.start(), m.group()
+        if stop is not None and (cut := stop.search(text, pos, start)) is not None:
+            out.append(text[pos : cut.start()])
+            return Masked("".join(out), strings)
+        out.append(text[pos:start])
+        kind, end = kinds.get(found[:2]) or kinds.get(found[0]) or kinds[""], m.end()
+        if kind in ("n", "w"):  # ended in code: the scan goes on from there
+            kind, end = _ended(text, m, kinds)
+            tokens = token.finditer(text, end)
         if kind in ("s", "t"):
             out.append(f"\x02{len(strings)}\x03")
-            strings.append(_value(m.group(0), kind))
+            strings.append(_value(text[start:end], kind))
         else:  # a comment, or a character or regex literal: nothing an import needs
             if kind == "r" and dialect == "js":
-                out.append(text[m.start()])  # the punctuation before the regex literal
-            out.append("\n" * text.count("\n", m.start(), end) or " ")
+                out.append(found[0])  # the punctuation before the regex literal
+            lines = found.count("\n") if end == m.end() else text.count("\n", start, end)
+            out.append("\n" * lines or " ")
         pos = end
-    out.append(text[pos:])
+    cut = stop.search(text, pos) if stop is not None else None
+    out.append(text[pos : cut.start() if cut else len(text)])
     return Masked("".join(out), strings)
+
+
+def _ended(text: str, m: re.Match[str], kinds: dict[str, str]) -> tuple[str, int]:
+    """The kind of the token ``m`` found, and where it ends."""
+    kind = _kind(kinds, m.group(0))
+    if kind == "n":
+        return "c", _nested_end(text, m.start())
+    if kind == "w":  # r#"...."#: up to a quote and as many hashes (the end, unterminated)
+        close = '"' + "#" * (m.end() - m.start() - 2)
+        found = text.find(close, m.end())
+        return "s", len(text) if found < 0 else found + len(close)
+    return kind, m.end()
 
 
 def _value(literal: str, kind: str) -> str | None:
@@ -134,11 +167,11 @@ def brace_depths(code: str, positions: list[int]) -> list[int]:
 def skipped_spans(text: str, dialect: str, until: int) -> list[tuple[int, int]]:
     """The comments and literals of ``text`` (start, end), in order, up to the first one that
     starts after ``until``: what a match at a position up to ``until`` must not fall in."""
-    token = _DIALECTS[dialect]
+    token, kinds = _DIALECTS[dialect], _KINDS[dialect]
     out = []
     pos = 0
     while (m := token.search(text, pos)) is not None and m.start() <= until:
-        end = _nested_end(text, m.start()) if m.lastgroup == "n" else m.end()
+        end = _ended(text, m, kinds)[1]
         out.append((m.start(), end))
         pos = end
     return out

@@ -28,7 +28,9 @@ _MOD = re.compile(r"mod\s+(?:r#)?(?P<name>[A-Za-z_]\w*)\s*;")
 _PREFIX = re.compile(r"\s*(?:#!?\[[^\]]*\]\s*)*(?:pub(?:\s*\([^)]*\))?\s+)?")
 _USE = re.compile(r"use\s+([^;]+);")
 _RENAME = re.compile(r"\s+as\s+[A-Za-z_]\w*")
-_INLINE_MOD = re.compile(r"(?<![\w:])mod\s+(?:r#)?\w+\s*\{")
+# Led by the keyword, not by a lookbehind: the scan then jumps from one `mod` to the next
+# instead of trying every position (ripgrep: a third of its extraction time).
+_INLINE_MOD = re.compile(r"mod\s+(?:r#)?\w+\s*\{")
 _OWNERS = ("mod.rs", "lib.rs", "main.rs", "build.rs")
 _ROOT_DIRS = ("src/bin", "examples", "tests", "benches")
 
@@ -138,10 +140,17 @@ def extract(text: str) -> tuple[list[Any], int]:
     # to the end once per `use` (quadratic in a file of them).
     used = [m for m, _ in _items(code, _USE.finditer(code, 0, code.rfind(";") + 1))]
     depths = brace_depths(code, [m.start() for m in used])
-    nested = _INLINE_MOD.search(code) is not None
+    nested = any(
+        m.start() == 0 or not _joined(code[m.start() - 1]) for m in _INLINE_MOD.finditer(code)
+    )
     for m, depth in zip(used, depths, strict=True):
         uses += [[path, not (nested and depth)] for path in use_paths(m.group(1))]
     return [mods, uses], 0
+
+
+def _joined(char: str) -> bool:
+    """Whether ``char`` before a keyword makes it part of a longer name (``\\w`` or ``:``)."""
+    return char.isalnum() or char in "_:"
 
 
 def _items(code: str, matches: Iterable[re.Match[str]]) -> list[tuple[re.Match[str], int]]:

@@ -125,6 +125,7 @@ GO = {
     "go.mod": "// the shop\nmodule example.com/shop\n\ngo 1.22\n",
     "cmd/server/main.go": (
         "package main\n\n"
+        "/*\nfunc old() {}\n*/\n"  # a declaration in a comment ends nothing
         "import (\n"
         '\t"fmt"\n'
         '\t"example.com/shop/internal/store"\n'
@@ -133,6 +134,8 @@ GO = {
         '\t"github.com/lib/pq"\n'
         ")\n\n"
         'var s = `import "example.com/shop/internal/fake"`\n'
+        "func main() {}\n"
+        'const t = `\nimport "example.com/shop/internal/old"\n`\n'  # after a declaration
     ),
     "internal/store/store.go": 'package store\n\nimport "example.com/shop/internal/db"\n',
     "internal/store/cache.go": "package store\n",
