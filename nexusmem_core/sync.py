@@ -29,6 +29,7 @@ from .hygiene.scrub import note_table_change
 from .hygiene.unreachable import CURSOR as UNREACHABLE_CURSOR
 from .hygiene.unreachable import prune_unreachable
 from .identity import Prior, adopt, follow_registry
+from .logging import get_logger
 from .models import Node, SyncReport
 from .redact import redact
 from .registry import register_project
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["Progress", "embed_pending", "git_since", "sync"]
 
 Progress = Callable[[str, int], None]
+log = get_logger("sync")
 BATCH = 2000
 WRITE_CACHE_KIB = 32_768  # our peak at 50k commits: 103 MB (64 MiB: ~20 MB more, 3% faster)
 RELEASE_HISTORY_CURSOR = "release-history"  # the deleted changelogs whose history is read
@@ -575,6 +577,7 @@ async def _write_walked(
             if frame[0] == "walked":
                 touched.update(frame[1])
                 report.git_skipped += frame[2]
+                log.debug("walk.ended", planned=frame[3]["planned"], early_rows=frame[3]["rows"])
                 continue
             stage, rows, files = frame
             await in_flight.acquire()  # back-pressure before handing the batch over

@@ -68,6 +68,7 @@ MIN_COMMITS = 2000
 # start-up then overlaps the sync's own instead of coming after it.
 PRESTART_COMMITS = 1000
 EARLY_COMMITS = 5000  # commits parsed before the job comes, at most (see _History)
+EARLY_FRAMES = 4  # frames of diffs made before the job comes, at most
 FRAME_ROWS = 1000  # rows a frame holds at most...
 FRAME_CHARS = 4 << 20  # ...and characters of body: a frame is held whole on both sides
 _HEADER = struct.Struct("<I")
@@ -117,10 +118,11 @@ class Child(Protocol):
     def kill(self) -> None: ...
 
 
-def start(guess: tuple[str, str] | None = None) -> subprocess.Popen[bytes] | None:
+def start(guess: Sequence[str] | None = None) -> subprocess.Popen[bytes] | None:
     """A child that imports what it needs, then waits for its job; None when no process can
-    be started. With ``guess`` (a repository root and the commit it will be asked to walk)
-    it begins that walk before the job comes (see :class:`_History`). Its stderr goes nowhere:
+    be started. With ``guess`` (a repository root and the commit it will be asked to walk,
+    and the project's id when known) it begins that walk before the job comes (see
+    :class:`_History`). Its stderr goes nowhere:
     every failure it can name comes back as a frame, and one that kills it before it can
     (an interpreter that cannot import this package, run from a source tree, say) leaves
     the walk to the sync, never a traceback on the user's terminal. ``-P``: a repository's
@@ -150,7 +152,7 @@ def prestart(path: str | Path, since: str | None = None) -> Child | None:
         return None
     if listing is None:
         return None
-    root, newest = listing
+    root, newest, project_id = listing
     fork = _can_fork()
     try:
         if fork:
@@ -165,13 +167,14 @@ def prestart(path: str | Path, since: str | None = None) -> Child | None:
             newest.wait()
     if newest.returncode != 0 or len(shas) < PRESTART_COMMITS:
         return None
-    guess = (str(root), shas[0]) if since is None else None
+    guess = None if since is not None else (str(root), shas[0], *filter(None, [project_id]))
     return (_fork(guess) if fork else None) or start(guess)
 
 
-def _newest_commits(path: Path) -> tuple[Path, subprocess.Popen[str]] | None:
-    """The repository's root and a git run listing its :data:`PRESTART_COMMITS` newest
-    commits (the first is HEAD), begun, when its memory has no git cursor yet."""
+def _newest_commits(path: Path) -> tuple[Path, subprocess.Popen[str], str | None] | None:
+    """The repository's root, a git run listing its :data:`PRESTART_COMMITS` newest commits
+    (the first is HEAD), begun, and the project's id as its memory holds it, when that
+    memory has no git cursor yet."""
     import sqlite3
     from urllib.parse import quote
 
@@ -184,6 +187,7 @@ def _newest_commits(path: Path) -> tuple[Path, subprocess.Popen[str]] | None:
         conn = sqlite3.connect(f"file:{quote(str(memory))}?mode=ro", uri=True)
         try:
             walked = conn.execute("select 1 from cursors where source = 'git' limit 1").fetchone()
+            ids = conn.execute("select id from projects where root = ?", (str(root),)).fetchall()
         finally:
             conn.close()
     except sqlite3.Error:
@@ -199,7 +203,7 @@ def _newest_commits(path: Path) -> tuple[Path, subprocess.Popen[str]] | None:
         stderr=subprocess.DEVNULL,
         text=True,
     )
-    return root, newest
+    return root, newest, ids[0][0] if len(ids) == 1 else None
 
 
 def _can_fork() -> bool:
@@ -210,7 +214,7 @@ def _can_fork() -> bool:
     return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
-def _fork(guess: tuple[str, str] | None) -> Forked | None:
+def _fork(guess: Sequence[str] | None) -> Forked | None:
     """A child forked from this process: it has this interpreter and what it has imported
     already (a started one spends ~60 ms of CPU on its start-up and imports, on the cores
     the sync's own imports and git share); None when it cannot be made."""
@@ -380,15 +384,16 @@ def _error(kind: str, message: str) -> Exception:
 
 
 def main() -> None:
-    """The started child (``python -m nexusmem_core.walker [root rev]``): :func:`_serve`
+    """The started child (``python -m nexusmem_core.walker [root rev [project]]``): :func:`_serve`
     on its stdin and stdout."""
-    sys.exit(_serve(sys.stdin.buffer, sys.stdout.buffer, sys.argv[1:3]))
+    sys.exit(_serve(sys.stdin.buffer, sys.stdout.buffer, sys.argv[1:4]))
 
 
 def _serve(jobs: IO[bytes], out: IO[bytes], guess: Sequence[str]) -> int:
     """Import what a walk needs, then walk the job read from ``jobs`` (none: the sync did
     not need this child) and write its frames to ``out``; the exit code. Given a guess of
-    its walk (a root and a commit: :func:`start`), it begins that walk first."""
+    its walk (a root, a commit and the project's id: :func:`prestart`), it begins that walk
+    first."""
     _widen(out)
     early = _guessed(guess)
     from . import ingest  # noqa: F401  (now, while the sync imports too: the job waits)
@@ -402,7 +407,7 @@ def _serve(jobs: IO[bytes], out: IO[bytes], guess: Sequence[str]) -> int:
     line = early.read_job(jobs) if early else jobs.readline()
     if not line.strip():
         if early is not None:
-            early.git.stop()
+            early.stop()
         return 0
     try:
         _walk(Job(**json.loads(line)), lambda frame: _send(out, frame), early)
@@ -422,14 +427,41 @@ def _serve(jobs: IO[bytes], out: IO[bytes], guess: Sequence[str]) -> int:
 
 
 def _guessed(guess: Sequence[str]) -> _History | None:
-    """The walk :func:`start` guessed, begun; None without a guess, or when it cannot begin
-    (the job's own walk then says why, as a frame)."""
-    if len(guess) != 2:
+    """The walk :func:`prestart` guessed, begun; None without a guess, or when it cannot
+    begin (the job's own walk then says why, as a frame). With the project's id as well,
+    the job itself is guessed (:func:`_plan`), and the commits' and diffs' rows are made
+    before it comes."""
+    if len(guess) not in (2, 3):
         return None
     try:
-        return _History(guess[0], guess[1])
+        plan = _plan(*guess) if len(guess) == 3 else None
+        return _History(guess[0], guess[1], plan=plan)
     except Exception:  # nothing of this walk is needed: the job walks anew
         return None
+
+
+def _plan(root: str, rev: str, project_id: str) -> Job | None:
+    """The job a first sync of ``rev`` gives (see sync._walk_beside), from the project's
+    config as it was last validated; None when that is not known (the config changed
+    since, or was never read): then only the walk is begun."""
+    from .collectors.diffs import patch_args
+    from .config.snapshot import peek_config
+    from .paths import CONFIG_FILE, workspace_dir
+
+    config = peek_config(workspace_dir(Path(root)) / CONFIG_FILE)
+    if config is None or not config.sources.git.enabled:
+        return None
+    diff = config.sources.diff
+    return Job(
+        root=root,
+        project_id=project_id,
+        rev=rev,
+        since=None,
+        max_chars=config.limits.max_body_chars,
+        now=0,  # the rows' record time is the job's, set as they are sent
+        patches=patch_args(["-n", str(diff.max_commits), rev]) if diff.enabled else None,
+        skip_globs=list(diff.skip_globs),
+    )
 
 
 def _widen(out: IO[bytes]) -> None:
@@ -452,78 +484,152 @@ def _send(out: IO[bytes], frame: tuple[Any, ...]) -> None:
 
 
 def _walk(job: Job, send: Any, early: _History | None = None) -> None:
-    """The job's walk (``early``: the one begun before it came, taken over when it fits)."""
+    """The job's walk (``early``: the one begun before it came, taken over when it fits):
+    every commit's frames, then the file diffs' (when the job asks for them)."""
     from .collectors.git import parse_record
     from .ingest import COMMIT_BATCH, commit_batch
 
-    frames = _Frames(job.now, send, "commits")
     if early is not None and not early.fits(job):
-        early.git.stop()  # HEAD moved, or the guess was wrong: the job's walk instead
+        early.stop()  # HEAD moved, or the guess was wrong: the job's walk instead
         early = None
     history = early or _History(job.root, job.rev, job.since)
-    # Its output is read meanwhile (git computes the patches on the other core instead of
-    # waiting on a full pipe), and parsed once the commits are sent.
-    patches = _Git(Path(job.root), job.patches, ahead=True) if job.patches is not None else None
-    parsed, history.commits = history.commits, []  # before the job came
-    for start in range(0, len(parsed), COMMIT_BATCH):
-        frames.add(
-            commit_batch(job.project_id, parsed[start : start + COMMIT_BATCH], job.max_chars)
-        )
+    commits, patches = history.take_over(job, send)
     for record in history.records:
         history.take(parse_record(record))
         if len(history.commits) == COMMIT_BATCH:
-            frames.add(commit_batch(job.project_id, history.commits, job.max_chars))
+            commits.add(commit_batch(job.project_id, history.commits, job.max_chars))
             history.commits = []
-    frames.add(commit_batch(job.project_id, history.commits, job.max_chars))
+    commits.add(commit_batch(job.project_id, history.commits, job.max_chars))
     history.git.check()
-    frames.flush()
+    commits.flush()
     if patches is not None:
-        _diffs(job, patches, send)
-    send(("walked", history.touched, history.skipped))
+        patches.frames.release(job.now, send)
+        while patches.step(job):
+            pass
+        patches.git.check()
+        patches.frames.flush()
+    send(("walked", history.touched, history.skipped, history.early))
 
 
 class _History:
-    """A history walk's git, and what was parsed of it before the job came. A child started
-    with a guess (:func:`prestart`'s: the repository's root and HEAD) begins its walk at
-    once and parses while the sync starts up (the job's project id is needed only to make
-    the nodes); the job then takes it over, or stops it when it asks for another walk."""
+    """A history walk's git, and what was made of it before the job came. A child given a
+    guess (:func:`prestart`'s: the repository's root and HEAD) begins its walk at once and
+    parses while the sync starts up; given the job's ``plan`` as well (:func:`_plan`), it
+    starts the patches' git too and makes the commits' and the diffs' rows (the record time
+    left for the job to say). The job then takes it over, makes again what it planned
+    otherwise, or stops it when it asks for another walk."""
 
-    def __init__(self, root: str, rev: str, since: str | None = None) -> None:
+    def __init__(self, root: str, rev: str, since: str | None = None, plan: Job | None = None):
         from .collectors.git import walk_args
 
-        self.root, self.rev, self.since = root, rev, since
+        self.root, self.rev, self.since, self.plan = root, rev, since, plan
         self.git = _Git(Path(root), walk_args(rev, since))
         self.records = _records(self.git.chunks())
-        self.commits: list[Commit] = []  # parsed, waiting for the job's project id
+        self.commits: list[Commit] = []  # parsed, not yet in a frame the job sends
         self.touched: dict[str, int] = {}
         self.skipped = 0
+        self.built = _Frames(0, None, "commits")  # the plan's rows of commits[:planned]
+        self.planned = 0
+        self.patches: _Patches | None = None
+        # What the "walked" frame tells: whether the job was the plan, and the rows made
+        # before it came that it sent.
+        self.early: dict[str, Any] = {"planned": False, "rows": 0}
+        if plan is not None and plan.patches is not None:
+            self.patches = _Patches(root, plan.patches)
 
     def fits(self, job: Job) -> bool:
         """Whether ``job`` asks for this walk."""
         same = Path(job.root).resolve() == Path(self.root).resolve()
         return same and job.rev == self.rev and job.since == self.since
 
-    def read_job(self, stdin: IO[bytes]) -> bytes:
-        """The job's line, read by a thread while this one parses (up to
-        :data:`EARLY_COMMITS` commits: then it waits)."""
-        from .collectors.git import parse_record
+    def stop(self) -> None:
+        """Stop its git runs: their output is not wanted."""
+        self.git.stop()
+        if self.patches is not None:
+            self.patches.git.stop()
 
+    def read_job(self, stdin: IO[bytes]) -> bytes:
+        """The job's line, read by a thread while this one makes what it can of the walk
+        (:meth:`_prepare`, a step at a time)."""
         line: list[bytes] = []
         reader = threading.Thread(target=lambda: line.append(stdin.readline()), daemon=True)
         reader.start()
-        while reader.is_alive() and len(self.commits) < EARLY_COMMITS:
-            record = next(self.records, None)
-            if record is None:
-                break
-            self.take(parse_record(record))
-        # Parsed, and the job not here yet: what the walk needs later is readied meanwhile,
-        # a step at a time, so the job waits for one step at most (on a short history the
-        # child is idle ~30 ms here, and the first diff paid ~20 ms to compile patterns).
-        for _ in _warm_up():
+        for _ in self._prepare():
             if not reader.is_alive():
                 break
         reader.join()
         return line[0] if line else b""
+
+    def _prepare(self) -> Iterator[None]:
+        """Before the job: parse (up to :data:`EARLY_COMMITS` commits), make the plan's rows
+        (the commits', then the diffs', up to :data:`EARLY_FRAMES` frames of them), and
+        ready what the walk needs later; then wait. A step is a few ms: the job waits for
+        one at most."""
+        from .collectors.git import parse_record
+        from .ingest import COMMIT_BATCH, commit_batch
+
+        while len(self.commits) < EARLY_COMMITS:
+            record = next(self.records, None)
+            if record is None:
+                break
+            self.take(parse_record(record))
+            if len(self.commits) % COMMIT_BATCH == 0:
+                yield
+        if (plan := self.plan) is not None:
+            while self.planned < len(self.commits):
+                batch = self.commits[self.planned : self.planned + COMMIT_BATCH]
+                self.built.add(commit_batch(plan.project_id, batch, plan.max_chars))
+                self.planned += len(batch)
+                yield
+            self.built.flush()  # their rows too (a frame of fewer rows: the job waits for none)
+            yield
+            while self.patches is not None and len(self.patches.frames.held) < EARLY_FRAMES:
+                if not self.patches.step(plan):
+                    self.patches.frames.flush()
+                    break
+                yield
+        # Parsed, and the job not here yet: what the walk needs later is readied meanwhile
+        # (on a short history the first diff paid ~20 ms to compile patterns after it).
+        yield from _warm_up()
+
+    def take_over(self, job: Job, send: Any) -> tuple[_Frames, _Patches | None]:
+        """For ``job`` (the walk this one is): the commits' frames, what was made of them
+        sent, and the diffs' (its ``git log -p``) when the job asks for them; the rows the
+        plan made that are not the job's are made again (the commits') or dropped (the
+        diffs': their git starts anew)."""
+        from .ingest import COMMIT_BATCH, commit_batch
+
+        plan = self.plan
+        same = plan is not None and (plan.project_id, plan.max_chars) == (
+            job.project_id,
+            job.max_chars,
+        )
+        commits = self.built if same else _Frames(0, None, "commits")
+        self.early["rows"] = sum(len(frame[1]) for frame in commits.held)
+        commits.release(job.now, send)
+        for start in range(self.planned if same else 0, len(self.commits), COMMIT_BATCH):
+            batch = self.commits[start : start + COMMIT_BATCH]
+            commits.add(commit_batch(job.project_id, batch, job.max_chars))
+        self.commits = []
+        patches = self.patches
+        planned = (
+            same
+            and plan is not None
+            and (plan.patches, plan.skip_globs)
+            == (
+                job.patches,
+                job.skip_globs,
+            )
+        )
+        if patches is not None and not planned:
+            patches.git.stop()
+            patches = None
+        elif patches is not None:
+            self.early["rows"] += sum(len(frame[1]) for frame in patches.frames.held)
+        if patches is None and job.patches is not None:
+            patches = _Patches(job.root, job.patches)
+        self.early["planned"] = planned
+        return commits, patches
 
     def take(self, commit: Commit | None) -> None:
         """Note a parsed commit (None: a record that did not parse)."""
@@ -535,6 +641,31 @@ class _History:
         self.commits.append(commit)
 
 
+class _Patches:
+    """The diffs' ``git log -p`` (read as it comes, into a bounded buffer, so git runs on
+    the other core meanwhile), and the frames made of its commits so far."""
+
+    def __init__(self, root: str, args: list[str]) -> None:
+        self.git = _Git(Path(root), args, ahead=True)
+        self.records = _records(self.git.chunks())
+        self.frames = _Frames(0, None, "diffs")
+
+    def step(self, job: Job) -> bool:
+        """Make the diff nodes of the next commit, for ``job``; False at the end."""
+        from .collectors.diffs import split_commit
+        from .ingest import patch_nodes
+
+        record = next(self.records, None)
+        if record is None:
+            return False
+        if (parsed := split_commit(record)) is not None:
+            commit, patches = parsed
+            self.frames.add(
+                patch_nodes(job.project_id, commit, patches, job.skip_globs, job.max_chars)
+            )
+        return True
+
+
 def _warm_up() -> Iterator[None]:
     """What a walk's diffs need before their first patch, a step at a time."""
     from .collectors import diffs  # noqa: F401
@@ -544,27 +675,15 @@ def _warm_up() -> Iterator[None]:
     yield from warm_up()
 
 
-def _diffs(job: Job, git: _Git, send: Any) -> None:
-    """The file diffs' nodes of the commits ``git`` (the sync's ``git log -p``) prints."""
-    from .collectors.diffs import split_commit
-    from .ingest import patch_nodes
-
-    frames = _Frames(job.now, send, "diffs")
-    for record in _records(git.chunks()):
-        if (parsed := split_commit(record)) is not None:
-            commit, patches = parsed
-            frames.add(patch_nodes(job.project_id, commit, patches, job.skip_globs, job.max_chars))
-    git.check()
-    frames.flush()
-
-
 class _Frames:
-    """Nodes gathered into frames of rows of one stage, sent when full."""
+    """Nodes gathered into frames of rows of one stage, sent when full; held, with no
+    record time yet, until :meth:`release` says where to send them and when they are."""
 
     def __init__(self, now: int, send: Any, stage: str) -> None:
         self.now, self.send, self.stage = now, send, stage
         self.nodes: list[Node] = []
         self.chars = 0
+        self.held: list[tuple[Any, ...]] = []
 
     def add(self, nodes: list[Node]) -> None:
         self.nodes.extend(nodes)
@@ -577,8 +696,20 @@ class _Frames:
 
         if self.nodes:
             rows, files = node_rows(self.nodes, self.now)
-            self.send((self.stage, rows, files))
+            if self.send is None:
+                self.held.append((self.stage, rows, files))
+            else:
+                self.send((self.stage, rows, files))
         self.nodes, self.chars = [], 0
+
+    def release(self, now: int, send: Any) -> None:
+        """Send the frames held, their record time ``now``, and every later one as it fills."""
+        from .store.rows import recorded_at
+
+        self.now, self.send = now, send
+        for stage, rows, files in self.held:
+            send((stage, recorded_at(rows, now), files))
+        self.held = []
 
 
 def _records(chunks: Iterable[bytes]) -> Iterator[bytes]:

@@ -17,6 +17,7 @@ import pytest
 
 from nexusmem_core import handlers, walker
 from nexusmem_core import sync as sync_module
+from nexusmem_core.collectors.diffs import patch_args
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import open_engine
 from nexusmem_core.errors import GitError, NexusMemError
@@ -319,6 +320,71 @@ async def test_a_child_takes_over_the_walk_it_guessed_and_drops_a_wrong_guess(ma
     assert await walked((str(repo.path), head)) == plain
     assert await walked((str(repo.path), older)) == plain
     assert await walked((str(repo.path / "gone"), head)) == plain  # a guess that cannot begin
+
+
+async def test_a_child_given_the_project_makes_the_rows_of_its_job_before_it_comes(make_repo):
+    """Given the project's id as well, a child guesses its whole job from the config as last
+    validated and makes the commits' and the diffs' rows before it comes; what it sends is
+    what a child given no guess sends, the record time the job's, whether the job is the
+    one it planned or not (another project id, another body limit, no diffs)."""
+    repo = busy_repo(make_repo)
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    head = repo.git("rev-parse", "HEAD").strip()
+    with closing(sqlite3.connect(repo.path / ".nexusmem" / "memory.db")) as db:
+        (pid,) = db.execute("select id from projects").fetchone()
+    guess = (str(repo.path), head, pid)
+    patches = patch_args(["-n", "200", head])
+    job = walker.Job(str(repo.path), pid, head, None, 12000, 1234, patches=patches)
+
+    async def walked(job: walker.Job, guess: tuple[str, ...] | None, wait: float = 0) -> tuple:
+        child = walker.start(guess)
+        await anyio.sleep(wait)  # the job comes late: the guessed rows are made meanwhile
+        frames: dict[str, list] = {"commits": [], "diffs": []}
+        early: dict = {}
+        async with walker.walk(job, child) as stream:
+            assert stream is not None
+            async for frame in stream:
+                if frame[0] == "walked":
+                    early = frame[3]
+                else:
+                    frames[frame[0]] += [tuple(row) for row in frame[1]]
+        return {k: sorted(v) for k, v in frames.items()}, early
+
+    plain, told = await walked(job, None)
+    assert plain["commits"] and plain["diffs"] and told == {"planned": False, "rows": 0}
+    assert {row[10] for rows in plain.values() for row in rows} == {1234}  # the job's time
+    # However long the job takes to come, the rows are the same; given time, some are made
+    # before it (a loaded machine may give the child none: it is given more, up to 5 s).
+    for wait in (0.3, 0.6, 1.2, 2.4, 4.8):
+        rows, told = await walked(job, guess, wait)
+        assert rows == plain and told["planned"]
+        if told["rows"]:
+            break
+    assert told["rows"] > 0
+    for other in (  # its commits' rows are made again
+        walker.Job(str(repo.path), "p" * 64, head, None, 12000, 1234, patches=patches),
+        walker.Job(str(repo.path), pid, head, None, 1000, 1234, patches=patches),
+    ):
+        expected, _ = await walked(other, None)
+        assert await walked(other, guess, 0.3) == (expected, {"planned": False, "rows": 0})
+    no_diffs = walker.Job(str(repo.path), pid, head, None, 12000, 1234)  # its diffs dropped
+    rows, told = await walked(no_diffs, guess, 0.3)
+    assert rows == {"commits": plain["commits"], "diffs": []} and not told["planned"]
+
+
+def test_a_first_sync_gives_its_early_child_the_job_it_planned(make_repo):
+    """What the child plans is what `nexusmem sync` asks of it (else it makes its rows for
+    nothing): the sync says so at debug level."""
+    long = make_repo("long")
+    long.commit("first", {"a.txt": "a\n", "docs/guide.md": "# Guide\n\nHow.\n"})
+    long_history(long, walker.PRESTART_COMMITS)
+    assert run_cli("init", "-C", str(long.path)).returncode == 0
+    done = run_cli(
+        "sync", "-q", "--no-embed", "-C", str(long.path), env={"NEXUSMEM_LOG_LEVEL": "DEBUG"}
+    )
+    assert done.returncode == 0, done.stderr
+    ended = [line for line in done.stderr.splitlines() if "walk.ended" in line]
+    assert len(ended) == 1 and "planned=True" in ended[0], done.stderr
 
 
 FORKED = """

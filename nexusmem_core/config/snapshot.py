@@ -28,7 +28,7 @@ from ..private import PRIVATE_FILE
 if TYPE_CHECKING:
     from .schema import ProjectConfig, Settings
 
-__all__ = ["Frozen", "load_config", "settings_from_env"]
+__all__ = ["Frozen", "load_config", "peek_config", "settings_from_env"]
 
 FORMAT = 1
 SETTINGS_SNAPSHOT = "settings.checked.json"
@@ -125,6 +125,25 @@ def load_config(path: Path) -> ProjectConfig:
     except (OSError, UnicodeDecodeError):
         return validate()  # unreadable: the schema says so, in its words
     return _checked(path.with_name(CONFIG_SNAPSHOT), text, validate)
+
+
+def peek_config(path: Path) -> ProjectConfig | None:
+    """The values :func:`load_config` gives for ``path`` when its snapshot holds them; None
+    otherwise. Never validates nor writes: for a guess (walker.py) that may be wrong."""
+    try:
+        text: str | None = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        text = None
+    except (OSError, UnicodeDecodeError):
+        return None
+    key = json.loads(json.dumps([FORMAT, _schema_stamp(), text]))
+    try:
+        kept = json.loads(path.with_name(CONFIG_SNAPSHOT).read_bytes())
+        if kept["key"] == key:
+            return _thaw(kept["values"])  # type: ignore[no-any-return]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
 
 
 def _checked(snapshot: Path, inputs: Any, validate: Callable[[], Any]) -> Any:

@@ -15,12 +15,18 @@ from ..redact import redact_lines, value_strings, with_strings
 from ..retrieval.cjk import has_cjk
 from ..retrieval.names import name_parts
 
-__all__ = ["Row", "node_rows"]
+__all__ = ["RECORDED", "Row", "node_rows", "recorded_at"]
 
 # id, project_id, kind, source, ref, grp, title, body, paths, ts, created_at, signal,
 # provenance, content_hash, meta, cjk, names: the columns of store/nodes.py's upsert, in order.
 Row = tuple[Any, ...]
+RECORDED = 10  # created_at's place in a row: the record time
 Fields = tuple[str, str, str | None, list[str], str, str]
+
+
+def recorded_at(rows: list[Row], now: int) -> list[Row]:
+    """``rows`` with ``now`` their record time (rows made before the sync said its time)."""
+    return [(*row[:RECORDED], now, *row[RECORDED + 1 :]) for row in rows]
 
 
 def node_rows(nodes: Sequence[Node], now: int) -> tuple[list[Row], list[tuple[str, str]]]:
