@@ -15,11 +15,16 @@ Linux: no second interpreter to start, nor the imports the two share). It import
 walk needs, reads its :class:`Job` from its input as one JSON line (none: it was not
 needed, and it ends), and writes length-prefixed ``marshal`` frames: ``("commits", rows,
 files)`` batches, then the file diffs' ``("diffs", rows, files)`` when asked for, then
-``("walked", touched, skipped)`` (the newest commit time of every path
-it saw, and the records it could not read), then ``("done",)``; or ``("error", kind,
-message)`` instead. The sync's side is :func:`walk`, with a child :func:`start` makes then or
-one :func:`prestart` made before the sync imported the rest (``nexusmem sync``), so that its
+``("walked", touched, skipped, early)`` (the newest commit time of every path it saw, the
+records it could not read, and whether the job was the one it planned and how many of the
+rows it sent were made before it came), then ``("done",)``; or ``("error", kind, message)``
+instead. The sync's side is :func:`walk`, with a child :func:`start` makes then or one
+:func:`prestart` made before the sync imported the rest (``nexusmem sync``), so that its
 start-up overlaps the sync's own; :func:`stop` ends one either way.
+
+A child :func:`prestart` makes is told the repository, HEAD and the project's id: it begins
+the walk at once and, from the config as last validated, guesses the rest of its job and
+makes its rows (the commits', then the diffs') while the sync starts up (:class:`_History`).
 
 Only worth its start-up (~0.1 s of the other core) on a long history: :func:`worth_it`.
 """
