@@ -38,7 +38,9 @@ _IDENTIFIER = re.compile(
 _PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # What every such identifier holds: a capital between a letter or digit and a lower-case
 # letter or digit. Most messages have none, and this finds that out at a third of the cost.
-_CASE_CHANGE = re.compile(r"[A-Za-z0-9][A-Z][a-z0-9]")
+# Led by the capital (the letter before it checked behind): the scan then jumps from one
+# capital to the next instead of trying every letter (half the time again).
+_CASE_CHANGE = re.compile(r"[A-Z](?<=[A-Za-z0-9][A-Z])[a-z0-9]")
 
 
 def name_parts(kind: str, title: str, body: str) -> str:
