@@ -5,13 +5,17 @@ and the environment its processes get.
 Bytecode *on* writes and reads it under ``bench/out/pycache/<install>/`` (``PYTHONPYCACHEPREFIX``),
 never next to the sources, so it cannot leak into the *off* runs. *Off* is
 ``PYTHONDONTWRITEBYTECODE=1`` with whatever bytecode the install left: the standard library's
-and pip's compiled site-packages, and for an editable install none of NexusMem's own (its
-``__pycache__`` folders in the tree are removed before each such run, as a fresh checkout has).
+and pip's compiled site-packages (``pip install .`` compiles NexusMem's too), and for an
+editable install what the README's set-up leaves: NexusMem's modules compiled beside their
+sources (that set-up's ``compileall`` step, run again before each such run: it compiles what
+changed since). Set ``BENCH_UNCOMPILED=1`` to remove that bytecode instead, as a fresh
+checkout has before the step (or every module edited since).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -65,9 +69,21 @@ class Variant:
         return {"PYTHONDONTWRITEBYTECODE": "1"}
 
     def ready(self) -> None:
-        """Before a timed run: an editable install without bytecode has none of its own."""
+        """Before a timed run: an editable install without bytecode has the bytecode of its
+        set-up's ``compileall`` alone (none with ``BENCH_UNCOMPILED=1``)."""
         if self.install == "editable" and self.bytecode == "off":
-            drop_tree_bytecode()
+            if os.environ.get("BENCH_UNCOMPILED"):
+                drop_tree_bytecode()
+            else:
+                compile_tree(self.python)  # what is compiled and current already is kept
+
+
+def compile_tree(python: str) -> None:
+    """What the README's test command does after the editable install: NexusMem's modules
+    compiled beside their sources."""
+    sources = [str(ROOT / name) for name in ("nexusmem_core", "nexusmem_mcp", "cli.py")]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPYCACHEPREFIX",)}
+    subprocess.run([python, "-m", "compileall", "-q", *sources], check=True, env=env)
 
 
 def drop_tree_bytecode() -> None:
