@@ -18,7 +18,9 @@ __all__ = ["STRING", "Masked", "brace_depths", "mask", "skipped_spans"]
 STRING = r"\x02(\d+)\x03"
 """A pattern fragment: one masked string literal, its index in group 1."""
 
-_LINE = r"//[^\n]*"
+# A run of line comments is one token (a doc comment of ten lines: one step of the loop, not
+# ten); it is blanked to its newlines, as each would be.
+_LINE = r"//[^\n]*+(?:\n[ \t]*+//[^\n]*+)*+"
 _BLOCK = r"/\*[\s\S]*?(?:\*/|\Z)"
 # A quote right after a backslash starts no string: tried from every `\"` of a line, an
 # unterminated string was scanned to the line's end once per quote (quadratic in its length).
@@ -47,14 +49,15 @@ _DIALECTS = {
     # matches their openers), strings span lines, and a lone quote is a lifetime (`'a`)
     # unless one character and a quote follow.
     "rust": re.compile(
-        r'//[^\n]*|/\*|r#*"|"(?<!\\")(?:[^"\\]|\\[\s\S])*"'
+        rf'{_LINE}|/\*|r#*"|"(?<!\\")(?:[^"\\]|\\[\s\S])*"'
         r"|'(?:[^'\\\n]|\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]{1,6}\}|[^\n]))'"
     ),
     # Python: comments, and strings (triple-quoted ones across lines, an unterminated one to
     # the end). A prefix (r, b, f, u) changes neither where a string ends nor anything an
     # import needs; leaving it out lets the scan jump from one # or quote to the next.
     "python": re.compile(
-        r'#[^\n]*|"""[\s\S]*?(?:"""|\Z)|\'\'\'[\s\S]*?(?:\'\'\'|\Z)' rf"|{_DQ}|{_SQ}"
+        r'#[^\n]*+(?:\n[ \t]*+#[^\n]*+)*+|"""[\s\S]*?(?:"""|\Z)|\'\'\'[\s\S]*?(?:\'\'\'|\Z)'
+        rf"|{_DQ}|{_SQ}"
     ),
 }
 # A token's kind by its first character (then its first two): "c" a comment, "n" a nesting
