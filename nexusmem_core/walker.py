@@ -127,11 +127,11 @@ def start(guess: Sequence[str] | None = None) -> subprocess.Popen[bytes] | None:
     """A child that imports what it needs, then waits for its job; None when no process can
     be started. With ``guess`` (a repository root and the commit it will be asked to walk,
     and the project's id when known) it begins that walk before the job comes (see
-    :class:`_History`). Its stderr goes nowhere:
-    every failure it can name comes back as a frame, and one that kills it before it can
-    (an interpreter that cannot import this package, run from a source tree, say) leaves
-    the walk to the sync, never a traceback on the user's terminal. ``-P``: a repository's
-    own ``nexusmem_core`` folder is not imported."""
+    :class:`_History`). Its stderr goes nowhere: every failure it can name comes back as a
+    frame, and one that kills it before it can (an interpreter that cannot import this
+    package, run from a source tree, say) leaves the walk to the sync, never a traceback on
+    the user's terminal. ``-P``: a repository's own ``nexusmem_core`` folder is not
+    imported."""
     command = [sys.executable, "-P", "-m", "nexusmem_core.walker", *(guess or ())]
     try:
         return subprocess.Popen(
@@ -605,10 +605,8 @@ class _History:
         from .ingest import COMMIT_BATCH, commit_batch
 
         plan = self.plan
-        same = plan is not None and (plan.project_id, plan.max_chars) == (
-            job.project_id,
-            job.max_chars,
-        )
+        made_for = (job.project_id, job.max_chars)
+        same = plan is not None and (plan.project_id, plan.max_chars) == made_for
         commits = self.built if same else _Frames(0, None, "commits")
         self.early["rows"] = sum(len(frame[1]) for frame in commits.held)
         commits.release(job.now, send)
@@ -617,15 +615,8 @@ class _History:
             commits.add(commit_batch(job.project_id, batch, job.max_chars))
         self.commits = []
         patches = self.patches
-        planned = (
-            same
-            and plan is not None
-            and (plan.patches, plan.skip_globs)
-            == (
-                job.patches,
-                job.skip_globs,
-            )
-        )
+        wanted = (job.patches, job.skip_globs)
+        planned = same and plan is not None and (plan.patches, plan.skip_globs) == wanted
         if patches is not None and not planned:
             patches.git.stop()
             patches = None

@@ -48,6 +48,23 @@ def test_an_edited_config_is_validated_again(tmp_path: Path):
     assert load_config(path).retrieval.budget == 901
 
 
+def test_a_peek_reads_the_snapshot_and_never_validates_nor_writes(tmp_path: Path):
+    """What the walk's early child reads to guess its job: the snapshot's values while they
+    are the file's, else nothing (never a validation, which imports pydantic)."""
+    path = _config(tmp_path, {"retrieval": {"budget": 900}})
+    kept = tmp_path / snap.CONFIG_SNAPSHOT
+    assert snap.peek_config(path) is None and not kept.exists()  # never validated yet
+    load_config(path)
+    _tamper(kept, {"budget": 777})
+    peeked = snap.peek_config(path)
+    assert peeked is not None and peeked.retrieval.budget == 777  # the snapshot's, read back
+    path.write_text(json.dumps({"retrieval": {"budget": 901}}))
+    before = kept.read_bytes()
+    assert snap.peek_config(path) is None and kept.read_bytes() == before  # stale: nothing
+    kept.write_bytes(b"{not json")
+    assert snap.peek_config(path) is None
+
+
 def test_a_new_schema_invalidates_every_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     path = _config(tmp_path, {"retrieval": {"budget": 900}})
     load_config(path)

@@ -136,30 +136,41 @@ def peek_config(path: Path) -> ProjectConfig | None:
         text = None
     except (OSError, UnicodeDecodeError):
         return None
-    key = json.loads(json.dumps([FORMAT, _schema_stamp(), text]))
-    try:
-        kept = json.loads(path.with_name(CONFIG_SNAPSHOT).read_bytes())
-        if kept["key"] == key:
-            return _thaw(kept["values"])  # type: ignore[no-any-return]
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    return None
+    kept = _kept(path.with_name(CONFIG_SNAPSHOT), _key(text))
+    return None if kept is _NONE else kept  # type: ignore[no-any-return]
 
 
 def _checked(snapshot: Path, inputs: Any, validate: Callable[[], Any]) -> Any:
     """The values ``validate`` gives for ``inputs``: from ``snapshot`` if it holds them, else
     validated now and written down (when the folder exists and can be written)."""
-    key = json.loads(json.dumps([FORMAT, _schema_stamp(), inputs]))  # as JSON gives it back
+    key = _key(inputs)
+    if (kept := _kept(snapshot, key)) is not _NONE:
+        return kept
+    values = _freeze(validate().model_dump())
+    if key[1] is not None:
+        _write(snapshot, {"key": key, "values": values})
+    return _thaw(values)
+
+
+_NONE = object()  # what _kept gives for a snapshot that keeps no values for the key
+
+
+def _key(inputs: Any) -> Any:
+    """What a snapshot of values computed from ``inputs`` is kept under, as JSON gives it
+    back: the format, the schema's stamp and the inputs."""
+    return json.loads(json.dumps([FORMAT, _schema_stamp(), inputs]))
+
+
+def _kept(snapshot: Path, key: Any) -> Any:
+    """The values ``snapshot`` keeps for ``key``; ``_NONE`` when there is no snapshot, a
+    damaged one, or one of other inputs."""
     try:
         kept = json.loads(snapshot.read_bytes())
         if kept["key"] == key:
             return _thaw(kept["values"])
     except (OSError, ValueError, KeyError, TypeError):
-        pass  # no snapshot yet, or a damaged one: validate
-    values = _freeze(validate().model_dump())
-    if key[1] is not None:
-        _write(snapshot, {"key": key, "values": values})
-    return _thaw(values)
+        pass
+    return _NONE
 
 
 def _schema_stamp() -> list[int] | None:
