@@ -108,7 +108,7 @@ def mask(text: str, dialect: str, stop: re.Pattern[str] | None = None) -> Masked
         out.append(text[pos:start])
         kind, end = kinds.get(found[:2]) or kinds.get(found[0]) or kinds[""], m.end()  # _kind
         if kind in ("n", "w"):  # ended in code: the scan goes on from there
-            kind, end = _ended(text, m, kinds)
+            kind, end = _ended(text, m, kind)
             tokens = token.finditer(text, end)
         if kind in ("s", "t"):
             out.append(f"\x02{len(strings)}\x03")
@@ -124,9 +124,9 @@ def mask(text: str, dialect: str, stop: re.Pattern[str] | None = None) -> Masked
     return Masked("".join(out), strings)
 
 
-def _ended(text: str, m: re.Match[str], kinds: dict[str, str]) -> tuple[str, int]:
-    """The kind of the token ``m`` found, and where it ends."""
-    kind = _kind(kinds, m.group(0))
+def _ended(text: str, m: re.Match[str], kind: str) -> tuple[str, int]:
+    """The kind of the token ``m`` found (``kind``: read off its first characters), as the
+    masking treats it, and where it ends."""
     if kind == "n":
         return "c", _nested_end(text, m.start())
     if kind == "w":  # r#"...."#: up to a quote and as many hashes (the end, unterminated)
@@ -174,7 +174,7 @@ def skipped_spans(text: str, dialect: str, until: int) -> list[tuple[int, int]]:
     out = []
     pos = 0
     while (m := token.search(text, pos)) is not None and m.start() <= until:
-        end = _ended(text, m, kinds)[1]
+        end = _ended(text, m, _kind(kinds, m.group()))[1]
         out.append((m.start(), end))
         pos = end
     return out
