@@ -564,7 +564,7 @@ async def _write_walked(
 
     async def write(stage: str, rows: list[Row], files: list[tuple[str, str]]) -> None:
         async with in_flight:
-            changed = await write_rows(db, rows, files)
+            changed = await write_rows(db, rows, files, new=index is not None)
         if stage == "commits":
             report.commits += changed
         else:

@@ -13,7 +13,8 @@ from nexusmem_core.models import Node
 from nexusmem_core.retrieval import words
 from nexusmem_core.store import fts
 from nexusmem_core.store.fts import bm25_candidates, term_counts
-from nexusmem_core.store.nodes import delete_nodes, upsert_nodes, upsert_project
+from nexusmem_core.store.nodes import delete_nodes, upsert_nodes, upsert_project, write_rows
+from nexusmem_core.store.rows import node_rows
 
 
 async def test_terms_in_more_than_half_the_rows_are_dropped(settings: Settings, make_repo):
@@ -329,6 +330,37 @@ async def test_rows_indexed_during_a_bulk_load_stay_right_when_rewritten_or_remo
         temp = await db.fetchall("select name from sqlite_temp_master")
     assert {"nodes_ai", "nodes_au", "nodes_ad"} <= {name for (name,) in triggers}
     assert temp == []  # the step's temp triggers went with the load
+
+
+async def test_rows_a_bulk_load_writes_as_new_are_upserted_when_one_is_not(
+    settings: Settings, make_repo
+):
+    """A bulk load inserts its rows without the upsert's update arm; a batch holding a row
+    memory has after all (rewritten, or the same) still ends as the upsert leaves it."""
+    async with memory_of(settings, make_repo, lambda pid: []) as engine:
+        db, pid = engine.db, engine.project_id
+        async with db.transaction(), fts.deferred_index(db) as index:
+            await upsert_nodes(db, [note(pid, f"n{i}", f"heron {i}", "marsh") for i in range(3)])
+            await index.step(least=3)  # indexed early: the temp triggers are on
+            fresh = [note(pid, "n0", "egret 0", "marsh"), note(pid, "n1", "heron 1", "marsh")]
+            fresh += [note(pid, "n3", "heron 3", "marsh")]
+            changed = await write_rows(db, *node_rows(fresh, 1), new=True)
+            assert changed == 2  # n0 rewritten, n3 new; n1 unchanged
+            assert await write_rows(db, *node_rows([note(pid, "n4", "ibis", "")], 1), new=True)
+        await db.execute("insert into nodes_fts(nodes_fts, rank) values ('integrity-check', 1)")
+        assert await db.fetchone(_HITS, ("heron",)) == (3,)  # n1, n2 and n3
+        assert await db.fetchone(_HITS, ("egret",)) == (1,)
+        assert await db.fetchone(_HITS, ("ibis",)) == (1,)
+        titles = await db.fetchall(
+            "select ref, title from nodes where kind = 'doc_section' order by ref"
+        )
+    assert titles == [
+        ("n0", "egret 0"),
+        ("n1", "heron 1"),
+        ("n2", "heron 2"),
+        ("n3", "heron 3"),
+        ("n4", "ibis"),
+    ]
 
 
 _HITS = "select count(*) from nodes_fts where nodes_fts match ?"
