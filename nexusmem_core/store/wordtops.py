@@ -227,7 +227,7 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
     # lists of 1,000 rows at 500k nodes. Two statements at a time, on this connection and on
     # a reader of its own; the reader's finds are written on this one as it gets to them,
     # and the reader goes on meanwhile (waiting for this connection's statement in progress
-    # held it up for most of one: the first lists at 50k commits, 0.47 s -> 0.3x s).
+    # held it up for most of one: the first lists at 50k commits, 0.47 s -> 0.33 s).
     await db.execute(
         "create temp table if not exists nexusmem_fold "
         "(token text not null, weight real not null, seq integer not null)"
