@@ -722,7 +722,8 @@ async def _sync_docs(
         )
         stale = [i for i, grp in existing if grp in paths and i not in keep]
         report.removed += await delete_nodes(db, stale)
-        report.docs_sections += await upsert_nodes(db, nodes)
+        # A project that has no doc files yet has no sections either: its first sync.
+        report.docs_sections += await upsert_nodes(db, nodes, new=not stored)
         report.docs_files_parsed += len(changed)
         await db.executemany(
             "insert into doc_files (project_id, path, content_hash, ts) values (?, ?, ?, ?) "

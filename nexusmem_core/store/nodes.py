@@ -53,11 +53,12 @@ where nodes.content_hash != excluded.content_hash
 _INSERT_NEW = _UPSERT.split("on conflict", 1)[0] + "on conflict(id) do nothing"
 
 
-async def upsert_nodes(db: Database, nodes: Sequence[Node]) -> int:
-    """Insert or update ``nodes`` (inside the caller's transaction); return rows changed."""
+async def upsert_nodes(db: Database, nodes: Sequence[Node], *, new: bool = False) -> int:
+    """Insert or update ``nodes`` (inside the caller's transaction); return rows changed.
+    ``new``: as :func:`write_rows` has it."""
     if not nodes:
         return 0
-    return await write_rows(db, *node_rows(nodes, int(time.time())))
+    return await write_rows(db, *node_rows(nodes, int(time.time())), new=new)
 
 
 async def write_rows(
