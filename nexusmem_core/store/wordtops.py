@@ -233,6 +233,7 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
         "(token text not null, weight real not null, seq integer not null)"
     )
     await db.execute("delete from temp.nexusmem_fold")
+    writes: list[asyncio.Future[int]] = []  # the finds' writes, queued on this connection
 
     async def score(conn: Database, statement: tuple[str, str, tuple[object, ...]]) -> None:
         nonlocal folded
@@ -249,7 +250,6 @@ async def refresh(db: Database, *, force: bool = False) -> Refreshed | None:
         found_rows = [(token, w, seq) for seq, w in weighed]
         writes.append(asyncio.ensure_future(db.executemany(_FOLD_SQL, found_rows)))
 
-    writes: list[asyncio.Future[int]] = []
     try:
         async with db.reader() as other:
             await share_work((db, other), statements, score)
