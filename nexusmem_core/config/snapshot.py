@@ -119,9 +119,7 @@ def load_config(path: Path) -> ProjectConfig:
         return load_config(path)
 
     try:
-        text: str | None = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        text = None
+        text = _config_text(path)
     except (OSError, UnicodeDecodeError):
         return validate()  # unreadable: the schema says so, in its words
     return _checked(path.with_name(CONFIG_SNAPSHOT), text, validate)
@@ -131,13 +129,20 @@ def peek_config(path: Path) -> ProjectConfig | None:
     """The values :func:`load_config` gives for ``path`` when its snapshot holds them; None
     otherwise. Never validates nor writes: for a guess (walker.py) that may be wrong."""
     try:
-        text: str | None = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        text = None
+        text = _config_text(path)
     except (OSError, UnicodeDecodeError):
         return None
     kept = _kept(path.with_name(CONFIG_SNAPSHOT), _key(text))
     return None if kept is _NONE else kept  # type: ignore[no-any-return]
+
+
+def _config_text(path: Path) -> str | None:
+    """The config file's text, the key of its snapshot; None when there is no file (the
+    defaults). Raises OSError or UnicodeDecodeError for one that cannot be read."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return None
 
 
 def _checked(snapshot: Path, inputs: Any, validate: Callable[[], Any]) -> Any:

@@ -106,7 +106,7 @@ def mask(text: str, dialect: str, stop: re.Pattern[str] | None = None) -> Masked
             out.append(text[pos : cut.start()])
             return Masked("".join(out), strings)
         out.append(text[pos:start])
-        kind, end = kinds.get(found[:2]) or kinds.get(found[0]) or kinds[""], m.end()  # _kind
+        kind, end = _kind(kinds, found), m.end()
         if kind in ("n", "w"):  # ended in code: the scan goes on from there
             kind, end = _ended(text, m, kind)
             tokens = token.finditer(text, end)
