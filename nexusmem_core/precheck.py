@@ -279,7 +279,7 @@ async def _churn_warnings(
 ) -> list[PrecheckWarning]:
     rows = await db.fetchall(
         """
-        select f.path, count(*) from node_files f join nodes n on n.id = f.node_id
+        select f.path, count(*) from node_files f join nodes n on n.seq = f.node_seq
         where n.project_id = ? and n.kind = 'git_commit' and n.ts >= ?
         group by f.path order by 2 desc
         """,

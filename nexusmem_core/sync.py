@@ -398,7 +398,8 @@ async def _drop_project(db: Database, pid: str, config: ProjectConfig) -> dict[s
     """Everything a rebuild re-ingests. Return the opt-in sources' nodes kept, by source
     (``conversation``, ``github``)."""
     await db.execute(
-        f"delete from node_files where node_id in (select id from nodes where {_REBUILT})", (pid,)
+        f"delete from node_files where node_seq in (select seq from nodes where {_REBUILT})",
+        (pid,),
     )
     await db.execute(f"delete from nodes where {_REBUILT}", (pid,))
     sources = config.sources
@@ -658,7 +659,7 @@ async def _sync_release_history(
     done = await get_cursor(db, pid, RELEASE_HISTORY_CURSOR)
     if done is None and not full:
         rows = await db.fetchall(
-            "select distinct f.path from node_files f join nodes n on n.id = f.node_id "
+            "select distinct f.path from node_files f join nodes n on n.seq = f.node_seq "
             "where n.project_id = ? and n.kind = 'git_commit' and ("
             + " or ".join("f.path like ?" for _ in _CHANGELOG_WORDS)  # like: any case
             + ")",

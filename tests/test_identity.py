@@ -211,6 +211,12 @@ async def test_memory_orphaned_by_an_older_version_is_merged_without_duplicates(
         await handlers.sync(engine, embed=False)
         await handlers.review(engine, node_id(OLD, "git_commit", fix)[:12], "rejected")
         total = (await engine.db.fetchone("select count(*) from nodes"))[0]
+        async with engine.db.transaction():  # a file only the old node names
+            await engine.db.execute(
+                "insert into node_files select seq, 'NOTES.txt' from nodes where id = ?",
+                (node_id(OLD, "git_commit", fix),),
+            )
+        files = await engine.db.fetchall(_FILES)
     repo.git("remote", "set-url", "origin", "https://github.com/acme/gadgets.git")
     with monkeypatch.context() as legacy:
         legacy.setattr(identity, "find_priors", _none)
@@ -226,8 +232,17 @@ async def test_memory_orphaned_by_an_older_version_is_merged_without_duplicates(
         assert await engine.db.fetchall("pragma foreign_key_check") == []
         await engine.db.execute("insert into nodes_fts(nodes_fts) values ('integrity-check')")
         hits = await handlers.search(engine, "retry budget", vector=False)
+        merged_files = await engine.db.fetchall(_FILES)
     assert count == total and trust == "rejected" and pids == [(NEW,)]
+    # Each event's files once, on the node kept: the duplicate's went over to it.
+    assert merged_files == files and ("git_commit", fix, "NOTES.txt") in files
     assert len({r.id for r in hits.results}) == len(hits.results) > 0
+
+
+_FILES = (
+    "select n.kind, n.ref, f.path from node_files f join nodes n on n.seq = f.node_seq "
+    "order by 1, 2, 3"
+)
 
 
 async def _none(*_args: object) -> list:

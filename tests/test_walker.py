@@ -26,6 +26,8 @@ from nexusmem_core.store import fts
 from .conftest import Repo, run_cli
 
 TOKEN = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+# Every node's files, by node id (a walk here and one in the child give the same ids).
+FILES = "select n.id, f.path from node_files f join nodes n on n.seq = f.node_seq order by 1, 2"
 
 
 def busy_repo(make_repo: Callable[[str], Repo]) -> Repo:
@@ -72,7 +74,7 @@ async def memory(settings: Settings, root: Path, since: str | None = None) -> tu
             "select id, project_id, kind, source, ref, grp, title, body, paths, ts, signal, "
             "provenance, content_hash, meta, cjk, names from nodes order by id"
         )
-        files = await db.fetchall("select node_id, path from node_files order by 1, 2")
+        files = await db.fetchall(FILES)
         docs = await db.fetchall("select path, content_hash, ts from doc_files order by 1")
         edges = await db.fetchall("select * from import_edges order by 1, 2, 3")
         cursors = await db.fetchall(
@@ -242,7 +244,7 @@ def stored(db: Path) -> tuple[list[tuple], list[tuple]]:
             "select id, kind, ref, grp, title, body, paths, ts, signal, content_hash, meta, "
             "cjk, names from nodes order by id"
         ).fetchall()
-        files = conn.execute("select node_id, path from node_files order by 1, 2").fetchall()
+        files = conn.execute(FILES).fetchall()
     return nodes, files
 
 

@@ -104,7 +104,7 @@ async def get_node(engine: Engine, node_id: str) -> dict[str, Any] | None:
     files = [
         p
         for (p,) in await engine.db.fetchall(
-            "select path from node_files where node_id = ? order by path", (node_id,)
+            "select path from node_files where node_seq = ? order by path", (candidate.seq,)
         )
     ]
     return {**_summary(candidate), "meta": candidate.meta, "body": row[14], "files": files}

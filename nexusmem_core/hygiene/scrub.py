@@ -386,10 +386,10 @@ async def _write(db: Database, changes: list[_Change]) -> None:
     )
     for c in changes:
         if c.paths_changed:
-            await db.execute("delete from node_files where node_id = ?", (c.node_id,))
+            await db.execute("delete from node_files where node_seq = ?", (c.seq,))
             await db.executemany(
-                "insert into node_files (node_id, path) values (?, ?) on conflict do nothing",
-                [(c.node_id, path) for path in c.node.files],
+                "insert into node_files (node_seq, path) values (?, ?) on conflict do nothing",
+                [(c.seq, path) for path in c.node.files],
             )
 
 

@@ -138,7 +138,7 @@ where n.project_id = ? and n.provenance != 'observed' and n.trust = 'candidate'
   and {EVENT} < ?
   and not exists (select 1 from nodes s where s.supersedes = n.id)
   and not exists (
-      select 1 from node_files f join nodes o on o.id = f.node_id
+      select 1 from node_files f join nodes o on o.seq = f.node_seq
       where f.path = n.grp and o.project_id = n.project_id and o.provenance = 'observed'
         and coalesce(o.ts, o.created_at) > {EVENT})
   {{unjudged}}

@@ -73,7 +73,7 @@ async def expand(
         f"""
         select n.id from nodes n
         where n.id in ({marks}) and {_KINDS}
-          and exists (select 1 from node_files f where f.node_id = n.id and f.path in (
+          and exists (select 1 from node_files f where f.node_seq = n.seq and f.path in (
               select dst from import_edges where project_id = ? and src in ({named_marks})
               and dst not in ({named_marks})))
         """,

@@ -448,6 +448,24 @@ delete from embeddings where seq in (
 );
 """
 
+# A node's files are keyed by its seq, not its id: a bulk load appends them in seq order
+# instead of scattering 64-character hashes through two B-trees, and knows each seq without
+# a lookup in the id index (store/nodes.write_rows). 50k commits' 106k files: 0.63 s of the
+# database thread's time, 0.4 s with the lookup (the rows' seqs taken as they are inserted:
+# less still).
+_V16_FILES_BY_SEQ = """
+create table node_files_v16 (
+    node_seq integer not null references nodes(seq) on delete cascade,
+    path     text not null,
+    primary key (node_seq, path)
+) without rowid;
+insert into node_files_v16
+select n.seq, f.path from node_files f join nodes n on n.id = f.node_id order by 1, 2;
+drop table node_files;
+alter table node_files_v16 rename to node_files;
+create index node_files_path on node_files(path);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
@@ -464,6 +482,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (13, "compaction due", _V13_COMPACTION_DUE),
     (14, "names", _V14_NAMES),
     (15, "passages", _V15_PASSAGES),
+    (16, "files by seq", _V16_FILES_BY_SEQ),
 ]
 
 

@@ -64,21 +64,35 @@ async def upsert_nodes(db: Database, nodes: Sequence[Node], *, new: bool = False
 async def write_rows(
     db: Database, rows: list[Row], files: list[tuple[str, str]], *, new: bool = False
 ) -> int:
-    """Upsert rows :func:`~.rows.node_rows` made (here or in the walk's second process);
-    return the rows changed. ``new``: rows of a bulk load, expected not to be in memory yet,
-    are inserted first, and only a batch where some were after all is upserted as well (the
-    rows just inserted are unchanged by it)."""
+    """Upsert rows :func:`~.rows.node_rows` made (here or in the walk's second process), and
+    their (node id, path) pairs; return the rows changed. ``new``: rows of a bulk load,
+    expected not to be in memory yet, are inserted first, and only a batch where some were
+    after all is upserted as well (the rows just inserted are unchanged by it)."""
     if new:
+        (before,) = await db.fetchone(_HIGHEST) or (0,)
         changed = await db.executemany(_INSERT_NEW, rows)
-        if changed < len(rows):
-            changed += await db.executemany(_UPSERT, rows)
+        if changed == len(rows) and await db.fetchone(_HIGHEST) == (before + len(rows),):
+            # Every row went in, each given the seq after the highest (SQLite's rowid rule,
+            # no AUTOINCREMENT): the batch's seqs follow ``before`` in order. Their files are
+            # keyed by them without looking each id up in the id index.
+            seqs = {row[0]: seq for seq, row in enumerate(rows, start=before + 1)}
+            if files:
+                await db.executemany(_FILE, [(seqs[nid], path) for nid, path in files])
+            return changed
+        changed += await db.executemany(_UPSERT, rows)
     else:
         changed = await db.executemany(_UPSERT, rows)
     if files:
-        await db.executemany(
-            "insert into node_files (node_id, path) values (?, ?) on conflict do nothing", files
-        )
+        await db.executemany(_FILE_OF_ID, files)
     return changed
+
+
+_HIGHEST = "select coalesce(max(seq), 0) from nodes"
+_FILE = "insert into node_files (node_seq, path) values (?, ?) on conflict do nothing"
+_FILE_OF_ID = (
+    "insert into node_files (node_seq, path) values ((select seq from nodes where id = ?), ?) "
+    "on conflict do nothing"
+)
 
 
 async def delete_nodes(db: Database, ids: Iterable[str]) -> int:
@@ -88,7 +102,8 @@ async def delete_nodes(db: Database, ids: Iterable[str]) -> int:
     for start in range(0, len(ids), 500):
         batch = ids[start : start + 500]
         marks = ",".join("?" * len(batch))
-        await db.execute(f"delete from node_files where node_id in ({marks})", batch)
+        of_ids = f"select seq from nodes where id in ({marks})"
+        await db.execute(f"delete from node_files where node_seq in ({of_ids})", batch)
         deleted += await db.execute(f"delete from nodes where id in ({marks})", batch)
     return deleted
 

@@ -1,10 +1,11 @@
 """Move one project's memory to another project id, inside the caller's transaction.
 
 Node ids are ``sha256(project id, kind, natural key)``, so a new project id means a new id for
-every node, and every table that names a node follows: ``node_files``, ``links`` (both ends),
+every node, and every table that names a node by id follows: ``links`` (both ends),
 ``contradictions`` (both), ``nodes.supersedes`` and ``sessions.node_id``. Every table with a
 ``project_id`` column moves too, found by looking, so a table added later is not left behind.
-Rows stay where they are (``seq`` is kept), so the FTS indexes and ``embeddings`` need nothing;
+Rows stay where they are (``seq`` is kept), so the FTS indexes, ``embeddings`` and
+``node_files`` (which names a node by its seq) need nothing but a duplicate's files moved;
 the sqlite-vec table is partitioned by project, and its rows are moved to the new partition.
 
 Where the new id already has a node for the same event (it was synced under the new id before
@@ -30,8 +31,9 @@ CACHE_KIB = 262_144  # a page cache of up to 256 MiB while the ids are rewritten
 _ID = re.compile(r"^[0-9a-f]{64}$")
 # (table, column) of every reference to a node id. A primary key that would collide with a
 # row already there (a duplicate event) keeps that row: ``or ignore``, then the rest go.
+# ``node_files`` names a node by its seq, which a move keeps: only a duplicate's go over to
+# the node they duplicate (:func:`_follow_files`).
 _NODE_REFS = (
-    ("node_files", "node_id"),
     ("links", "src"),
     ("links", "dst"),
     ("contradictions", "old_id"),
@@ -44,8 +46,8 @@ _SHADOWS = ("nodes_fts", "nodes_cjk", "nodes_vec", "passages_vec", "sqlite_")
 
 async def rekey(db: Database, old: str, new: str, name: str, root: str, origin: str | None) -> int:
     """Move everything project ``old`` holds to project ``new``; return the nodes moved."""
-    # Every node id changes to another random hash: the id index and node_files are rewritten
-    # in random order, which the default 2 MB page cache turns into 30 s at 100k nodes.
+    # Every node id changes to another random hash: the id index is rewritten in random
+    # order, which the default 2 MB page cache turns into 30 s at 100k nodes.
     async with db.page_cache(CACHE_KIB):
         return await _move(db, old, new, name, root, origin)
 
@@ -60,6 +62,7 @@ async def _move(db: Database, old: str, new: str, name: str, root: str, origin: 
     )
     await _build_map(db, old, new)
     await _merge_duplicates(db)
+    await _follow_files(db)
     for table, column in _NODE_REFS:
         await _follow(db, table, column)
     await _rename(db, "nodes", "supersedes")
@@ -108,6 +111,7 @@ async def _build_map(db: Database, old: str, new: str) -> None:
         )
         last = rows[-1][0]
     await db.execute("create index temp.rekey_new on rekey(new)")
+    await db.execute("create index temp.rekey_seq on rekey(seq)")
     await db.execute("update temp.rekey set duplicate = 1 where new in (select id from main.nodes)")
 
 
@@ -124,6 +128,18 @@ async def _merge_duplicates(db: Database) -> None:
         "join nodes o on o.id = r.old where r.new = nodes.id) where supersedes is null and id in "
         "(select r.new from temp.rekey r join nodes o on o.id = r.old "
         "where r.duplicate and o.supersedes is not null)"
+    )
+
+
+async def _follow_files(db: Database) -> None:
+    """A duplicate's files go to the node it duplicates (its own go with it)."""
+    await db.execute(
+        "update or ignore node_files set node_seq = (select n.seq from temp.rekey r "
+        "join nodes n on n.id = r.new where r.seq = node_files.node_seq) "
+        "where node_seq in (select seq from temp.rekey where duplicate)"
+    )
+    await db.execute(
+        "delete from node_files where node_seq in (select seq from temp.rekey where duplicate)"
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
@@ -342,11 +343,17 @@ async def test_rows_a_bulk_load_writes_as_new_are_upserted_when_one_is_not(
         async with db.transaction(), fts.deferred_index(db) as index:
             await upsert_nodes(db, [note(pid, f"n{i}", f"heron {i}", "marsh") for i in range(3)])
             await index.step(least=3)  # indexed early: the temp triggers are on
-            fresh = [note(pid, "n0", "egret 0", "marsh"), note(pid, "n1", "heron 1", "marsh")]
-            fresh += [note(pid, "n3", "heron 3", "marsh")]
+            fresh = [replace(note(pid, "n0", "egret 0", "marsh"), files=["egret.md"])]
+            fresh += [note(pid, "n1", "heron 1", "marsh")]
+            fresh += [replace(note(pid, "n3", "heron 3", "marsh"), files=["heron.md"])]
             changed = await write_rows(db, *node_rows(fresh, 1), new=True)
             assert changed == 2  # n0 rewritten, n3 new; n1 unchanged
-            assert await write_rows(db, *node_rows([note(pid, "n4", "ibis", "")], 1), new=True)
+            ibis = replace(note(pid, "n4", "ibis", ""), files=["b.txt", "a.txt"])
+            assert await write_rows(db, *node_rows([ibis], 1), new=True)  # all new
+            files = await db.fetchall(
+                "select n.ref, f.path from node_files f join nodes n on n.seq = f.node_seq "
+                "where n.kind = 'doc_section' order by 1, 2"
+            )
         await db.execute("insert into nodes_fts(nodes_fts, rank) values ('integrity-check', 1)")
         assert await db.fetchone(_HITS, ("heron",)) == (3,)  # n1, n2 and n3
         assert await db.fetchone(_HITS, ("egret",)) == (1,)
@@ -361,6 +368,9 @@ async def test_rows_a_bulk_load_writes_as_new_are_upserted_when_one_is_not(
         ("n3", "heron 3"),
         ("n4", "ibis"),
     ]
+    # Each row's files on its own row, whether its seq was looked up (a batch upserted) or
+    # taken as it was inserted (a batch all new).
+    assert files == [("n0", "egret.md"), ("n3", "heron.md"), ("n4", "a.txt"), ("n4", "b.txt")]
 
 
 _HITS = "select count(*) from nodes_fts where nodes_fts match ?"

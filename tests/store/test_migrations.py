@@ -214,3 +214,47 @@ async def test_a_memory_from_before_names_splits_its_commits_on_the_next_sync(
     assert found.results[0].ref == sha
     assert rule == "1"
     assert again == 0  # once: the rule is recorded, nothing is split again
+
+
+# What v16 replaced: a node's files keyed by its id.
+_FILES_BY_ID = """
+create table node_files_v15 (
+    node_id text not null references nodes(id) on delete cascade,
+    path    text not null,
+    primary key (node_id, path)
+) without rowid;
+insert into node_files_v15 select n.id, f.path from node_files f join nodes n on n.seq = f.node_seq;
+drop table node_files;
+alter table node_files_v15 rename to node_files;
+create index node_files_path on node_files(path);
+delete from schema_migrations where version = 16;
+"""
+
+
+async def test_a_memory_from_before_files_by_seq_keeps_every_nodes_files(
+    settings: Settings, repo: Repo
+):
+    """v16 keys a node's files by its seq: every (node, path) pair an older memory held is
+    there after the upgrade, and a file still finds its commits."""
+    async with open_engine(settings, repo.path, create=True) as engine:
+        await handlers.sync(engine, embed=False)
+        before = await engine.db.fetchall(_PAIRS)
+        for statement in _statements(_FILES_BY_ID):  # the file as v15 left it
+            await engine.db.execute(statement)
+        columns = [row[1] for row in await engine.db.fetchall("pragma table_info(node_files)")]
+        assert columns == ["node_id", "path"]
+    async with open_engine(settings, repo.path) as engine:  # migrated to v16 on opening
+        columns = [row[1] for row in await engine.db.fetchall("pragma table_info(node_files)")]
+        after = await engine.db.fetchall(_PAIRS)
+        assert await engine.db.fetchall("pragma foreign_key_check") == []
+        (deleted,) = await engine.db.fetchone("select node_seq from node_files limit 1")
+        await engine.db.execute("delete from nodes where seq = ?", (deleted,))
+        left = await engine.db.fetchone(
+            "select count(*) from node_files where node_seq = ?", (deleted,)
+        )
+    assert columns == ["node_seq", "path"]
+    assert after == before and len(before) > 3
+    assert left == (0,)  # a node's files still go with it
+
+
+_PAIRS = "select n.id, f.path from node_files f join nodes n on n.seq = f.node_seq order by 1, 2"

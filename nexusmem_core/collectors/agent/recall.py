@@ -334,7 +334,7 @@ class Memory:
             candidates += [(float(t or 0), title) for t, title in rows]
             marks = ",".join("?" * len(paths))
             commit = self.conn.execute(
-                "select n.ts, n.title from nodes n join node_files f on f.node_id = n.id "
+                "select n.ts, n.title from nodes n join node_files f on f.node_seq = n.seq "
                 f"where n.project_id = ? and n.kind = 'git_commit' and n.ts >= ? and "
                 f"n.title like 'Revert%' and f.path in ({marks}) order by n.ts limit 1",
                 (self.project_id, int(ts), *paths),

@@ -63,7 +63,7 @@ async def test_transcripts_are_read_only_when_the_source_is_turned_on(
     assert meta["cwd"] == str(repo.path) and meta["git_branch"] == "fix/upload-timeout"
     # The paths the exchange names that exist here: node_files, for file-scoped questions.
     files = await engine.db.fetchall(
-        "select path from node_files f join nodes n on n.id = f.node_id where n.ref = ?",
+        "select path from node_files f join nodes n on n.seq = f.node_seq where n.ref = ?",
         (f"{CLAUDE_SESSION}:0:0",),
     )
     assert files == [("src/retry.py",)]  # tests/test_upload.py does not exist here

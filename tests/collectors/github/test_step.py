@@ -38,7 +38,7 @@ async def threads(settings: Settings, repo: Repo) -> dict[str, dict[str, Any]]:
     async with open_engine(settings, repo.path) as engine:
         rows = await engine.db.fetchall(
             "select ref, title, body, source, provenance, signal, meta, "
-            "(select group_concat(path) from node_files f where f.node_id = n.id) "
+            "(select group_concat(path) from node_files f where f.node_seq = n.seq) "
             "from nodes n where kind = 'github_thread' order by ref"
         )
     keys = ("title", "body", "source", "provenance", "signal", "meta", "files")
