@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterable, Sequence
@@ -69,22 +70,36 @@ async def write_rows(
     expected not to be in memory yet, are inserted first, and only a batch where some were
     after all is upserted as well (the rows just inserted are unchanged by it)."""
     if new:
-        (before,) = await db.fetchone(_HIGHEST) or (0,)
-        changed = await db.executemany(_INSERT_NEW, rows)
-        if changed == len(rows) and await db.fetchone(_HIGHEST) == (before + len(rows),):
-            # Every row went in, each given the seq after the highest (SQLite's rowid rule,
-            # no AUTOINCREMENT): the batch's seqs follow ``before`` in order. Their files are
-            # keyed by them without looking each id up in the id index.
-            seqs = {row[0]: seq for seq, row in enumerate(rows, start=before + 1)}
-            if files:
-                await db.executemany(_FILE, [(seqs[nid], path) for nid, path in files])
+        changed, filed = await db.run(_insert_new, rows, files)
+        if filed:
             return changed
-        changed += await db.executemany(_UPSERT, rows)
+        if changed < len(rows):
+            changed += await db.executemany(_UPSERT, rows)
     else:
         changed = await db.executemany(_UPSERT, rows)
     if files:
         await db.executemany(_FILE_OF_ID, files)
     return changed
+
+
+def _insert_new(conn: Any, rows: list[Row], files: list[tuple[str, str]]) -> tuple[int, bool]:
+    """On the connection's thread, in one trip: insert ``rows`` as new; the rows changed, and
+    whether their files are written too. They are when every row went in, each given the seq
+    after the highest (SQLite's rowid rule, with no AUTOINCREMENT): the batch's seqs follow
+    the highest before it, in order, and key its files without looking each id up."""
+    with contextlib.closing(conn.execute(_HIGHEST)) as cursor:
+        (before,) = cursor.fetchone()
+    with contextlib.closing(conn.executemany(_INSERT_NEW, rows)) as cursor:
+        changed = int(cursor.rowcount)
+    with contextlib.closing(conn.execute(_HIGHEST)) as cursor:
+        (after,) = cursor.fetchone()
+    if changed != len(rows) or after != before + len(rows):
+        return changed, False
+    if files:
+        seqs = {row[0]: seq for seq, row in enumerate(rows, start=before + 1)}
+        with contextlib.closing(conn.executemany(_FILE, [(seqs[n], p) for n, p in files])):
+            pass
+    return changed, True
 
 
 _HIGHEST = "select coalesce(max(seq), 0) from nodes"
