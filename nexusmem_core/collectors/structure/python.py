@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import keyword
 import posixpath
 import re
 import sys
@@ -42,6 +43,25 @@ _MODULE_TAIL = re.compile(r"[\w. \t]*")  # matched on a reversed head: a module 
 # further for each of a long line's ``import`` words took time with the square of its length.
 _FAR = 256
 _BREAKS = re.compile(r"#[^\n]*|\\\n|[()\[\]{}\n;]")
+# The statements nearly every import is written as (``import a.b as c, d``, ``from ..a import
+# (b, c)``, blanks and a comment after) are read by a pattern, not by ``ast``: a parse each
+# was a third of the extraction (werkzeug: 13.5 ms, not 17.6). Their names are ASCII and none
+# is a keyword, so ast would give them as written; anything else (a continuation, a comment
+# inside the brackets, a name ast would refuse) is left to ast.
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*+"
+_DOTTED = rf"{_NAME}(?:\.{_NAME})*+"
+_AS = rf"(?:[ \t]++as[ \t]++{_NAME})?"
+_BLANK = r"[ \t\r\n]*+"  # in brackets
+_END = r"[ \t]*+(?:#[^\r\n\x00]*+)?\r?"  # a comment; the \r of a \r\n
+_PLAIN_IMPORT = re.compile(
+    rf"import[ \t]++({_DOTTED}{_AS}(?:[ \t]*+,[ \t]*+{_DOTTED}{_AS})*+){_END}"
+)
+_PLAIN_FROM = re.compile(
+    rf"from[ \t]++(\.*+)({_DOTTED})?[ \t]++import[ \t]++"
+    rf"(\*|{_NAME}{_AS}(?:[ \t]*+,[ \t]*+{_NAME}{_AS})*+"
+    rf"|\({_BLANK}{_NAME}{_AS}(?:{_BLANK},{_BLANK}{_NAME}{_AS})*+{_BLANK},?{_BLANK}\)){_END}"
+)
+_KEYWORDS = frozenset(keyword.kwlist)
 
 Item = list[Any]  # [level, module or None, [names]]: 0 absolute; names empty for ``import a``
 
@@ -63,8 +83,12 @@ def extract(text: str) -> tuple[list[Item], int]:
     # A statement ends before the next one starts: read to the end instead, every statement of
     # a file of unclosed brackets was the rest of the file (quadratic in its length).
     for start, limit in zip(starts, [*starts[1:], len(text)], strict=True):
+        statement = _logical_line(text, start, limit)
+        if (items := _plain(statement)) is not None:
+            found += items
+            continue
         try:
-            node = ast.parse(_logical_line(text, start, limit)).body[0]
+            node = ast.parse(statement).body[0]
         except (SyntaxError, ValueError, RecursionError, IndexError):
             failed += 1
             continue
@@ -73,6 +97,25 @@ def extract(text: str) -> tuple[list[Item], int]:
         elif isinstance(node, ast.ImportFrom):
             found.append([node.level, node.module, [a.name for a in node.names]])
     return found, failed
+
+
+def _plain(statement: str) -> list[Item] | None:
+    """The items of an import statement the patterns read, as ast would give them; None for
+    any other statement."""
+    if (m := _PLAIN_IMPORT.fullmatch(statement)) is not None:
+        level, module, names = 0, None, m.group(1)
+    elif (m := _PLAIN_FROM.fullmatch(statement)) is not None:
+        level, module, names = len(m.group(1)), m.group(2), m.group(3).strip("()")
+    else:
+        return None
+    # Each alias as [name] or [name, "as", asname] ([] after a comma that ends the brackets).
+    aliases = [words for words in (alias.split() for alias in names.split(",")) if words]
+    named = [module or "", *(alias[0] for alias in aliases), *(alias[-1] for alias in aliases)]
+    if not _KEYWORDS.isdisjoint(".".join(named).split(".")):
+        return None  # `import if` does not parse
+    if m.re is _PLAIN_IMPORT:
+        return [[0, alias[0], []] for alias in aliases]
+    return [[level, module, [alias[0] for alias in aliases]]]
 
 
 def _inside(spans: list[tuple[int, int]], span_starts: list[int], at: int) -> bool:

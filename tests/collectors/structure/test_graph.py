@@ -7,11 +7,14 @@ does exist, so only the extractor's judgement keeps the edge out.
 
 from __future__ import annotations
 
+import ast
 import os
 import time
 from collections.abc import Callable
+from typing import Any
 
 from nexusmem_core.collectors.structure import build_graph, list_tree
+from nexusmem_core.collectors.structure.python import _plain, extract
 from nexusmem_core.collectors.structure.sources import MAX_BYTES
 
 from ...conftest import Repo
@@ -74,6 +77,45 @@ async def test_python_imports_resolve_against_packages_src_layout_and_scripts(ma
     }
     graph, _ = build_graph(await list_tree(repo.path))
     assert graph.unparsed == 1  # broken.py's last line: passed over and counted, not fatal
+
+
+# The forms of import statement read by a pattern, not parsed (python._plain); what ast reads
+# of each is what the pattern must give. Then statements it leaves to ast.
+READ_BY_PATTERN = [
+    "import os",
+    "import a.b as c, d  # noqa\r",
+    "from . import (\n    a,\n    b as c,\n)",
+    "from ...pkg.mod import *",
+    "from __future__ import annotations",
+]
+LEFT_TO_AST = [
+    "import if",
+    "import as",
+    "from  import x",
+    "from .import x",
+    "from a import b.c",
+    "from a import b,",
+    "from a import (*)",
+    "from a import (  # why\n    b,\n)",
+    "import a \\\n    .b",
+    "import café",
+    "import a\rimport b",
+]
+
+
+def by_ast(statement: str) -> list[Any]:
+    node = ast.parse(statement).body[0]
+    if isinstance(node, ast.Import):
+        return [[0, alias.name, []] for alias in node.names]
+    assert isinstance(node, ast.ImportFrom)
+    return [[node.level, node.module, [alias.name for alias in node.names]]]
+
+
+def test_a_python_statement_read_by_a_pattern_gives_what_ast_gives() -> None:
+    for statement in READ_BY_PATTERN:
+        assert _plain(statement) is not None, statement
+        assert extract(statement) == (by_ast(statement), 0), statement
+    assert [s for s in LEFT_TO_AST if _plain(s) is not None] == []
 
 
 JAVASCRIPT = {
