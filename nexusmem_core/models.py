@@ -57,6 +57,17 @@ class cached(Generic[T]):
 
 
 _META_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
+# The C encoder that ``_META_JSON`` makes on every call (in ``encode`` and ``iterencode``, both
+# Python), made once and without its guard against circular values (a dict of the ids of the
+# containers being encoded): the same text, for 20 ms where a 10k-commit walk's metas took 32.
+# A circular value recurses until RecursionError, and is then encoded again by ``_META_JSON``
+# to raise as it did. An interpreter without json's C accelerator uses ``_META_JSON``.
+_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+_META_FAST = (
+    _C_ENCODER(None, str, json.encoder.encode_basestring, None, ": ", ", ", True, False, True)
+    if _C_ENCODER is not None
+    else None
+)
 
 
 def node_id(project_id: str, kind: str, key: str) -> str:
@@ -89,7 +100,12 @@ class Node:
 
     @cached
     def meta_json(self) -> str:
-        return _META_JSON(self.meta)
+        if _META_FAST is None:
+            return _META_JSON(self.meta)
+        try:
+            return "".join(_META_FAST(self.meta, 0))
+        except RecursionError:
+            return _META_JSON(self.meta)
 
     @cached
     def content_hash(self) -> str:

@@ -38,20 +38,66 @@ _IDENTIFIER = re.compile(
 _PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # What every such identifier holds: a capital between a letter or digit and a lower-case
 # letter or digit. Most messages have none, and this finds that out at a third of the cost.
-# Led by the capital (the letter before it checked behind): the scan then jumps from one
-# capital to the next instead of trying every letter (half the time again).
-_CASE_CHANGE = re.compile(r"[A-Z](?<=[A-Za-z0-9][A-Z])[a-z0-9]")
+# It is looked for in the text's classes (see _classes), where the capital is ``U`` and a
+# lower-case letter or digit ``l``: led by one literal, the scan skips to the next capital
+# as memchr does, where a class ([A-Z]) was tested at every character (a 10k-commit walk's
+# 2.7 MB of messages: 5 ms with the mapping, 13 ms before).
+_CASE_CHANGE = re.compile(rb"U(?<=[lU]U)l")
+_UPPER, _LOWER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz0123456789"
+_CLASSES = bytes(
+    ord("U") if i in _UPPER else ord("l") if i in _LOWER else ord(" ") for i in range(256)
+)
+
+
+def _classes(text: str) -> bytes:
+    """One byte per character of ``text``: ``U`` for an ASCII capital, ``l`` for an ASCII
+    lower-case letter or digit, a space for any other (a non-ASCII one is encoded as ``?``)."""
+    return text.encode("ascii", "replace").translate(_CLASSES)
 
 
 def name_parts(kind: str, title: str, body: str) -> str:
     """The parts of the identifiers in ``title`` and ``body``, space-separated, for a node of
     ``kind``; empty for the kinds not split and for text without such identifiers."""
+    if kind not in KINDS:
+        return ""
     text = f"{title}\n{body}"
-    if kind not in KINDS or not _CASE_CHANGE.search(text):
+    classes = _classes(text)
+    if not _CASE_CHANGE.search(classes):
         return ""
     parts: dict[str, None] = {}
-    for identifier in _IDENTIFIER.findall(text):
+    for identifier in _identifiers(text, classes):
         for part in _PART.findall(identifier):
             if len(part) > 2:
                 parts[part.lower()] = None
     return " ".join(parts)
+
+
+def _identifiers(text: str, classes: bytes) -> list[str]:
+    """``_IDENTIFIER.findall(text)``, tried only on the words holding a case change (found in
+    ``classes``, the :func:`_classes` of ``text``: one byte per character, so at the same
+    places).
+
+    A match is a whole word (``\\b`` on both sides, letters and digits between), and holds a
+    case change: so each word around one is matched alone, not the text. findall tried the
+    pattern at every word of a commit that names one identifier, and backtracked through each
+    (14 ms of a 10k-commit walk, 2.5 ms so).
+    """
+    found: list[str] = []
+    end = 0
+    for change in _CASE_CHANGE.finditer(classes):
+        at = change.start()
+        if at < end:
+            continue  # in the word just tried
+        start, end = at, at + 1
+        while start and _word(text[start - 1]):
+            start -= 1
+        while end < len(text) and _word(text[end]):
+            end += 1
+        if _IDENTIFIER.fullmatch(text, start, end):
+            found.append(text[start:end])
+    return found
+
+
+def _word(char: str) -> bool:
+    """Whether ``char`` is one ``\\w`` takes (``\\b`` is where one is and the next not)."""
+    return char.isalnum() or char == "_"
