@@ -451,8 +451,7 @@ delete from embeddings where seq in (
 # A node's files are keyed by its seq, not its id: a bulk load appends them in seq order
 # instead of scattering 64-character hashes through two B-trees, and knows each seq without
 # a lookup in the id index (store/nodes.write_rows). 50k commits' 106k files: 0.63 s of the
-# database thread's time, 0.4 s with the lookup (the rows' seqs taken as they are inserted:
-# less still).
+# database thread's time by id, 0.41 s by seq looked up, 0.29 s by seq taken as the rows go in.
 _V16_FILES_BY_SEQ = """
 create table node_files_v16 (
     node_seq integer not null references nodes(seq) on delete cascade,
