@@ -71,6 +71,8 @@ def _head(text: str, limit: int) -> str:
 def redacted_capped(redacted: str, original: str, limit: int) -> tuple[str, bool]:
     """:func:`cap` for the redaction of ``original``'s :func:`_head`: marked as cut whenever the
     head was, even when redaction shortened it below ``limit``."""
+    if len(redacted) <= limit and len(original) <= limit:
+        return redacted, False  # nothing to cut (most commit messages: no call of either)
     body, truncated = cap(redacted, limit)
     if not truncated and len(_head(original, limit)) < len(original):
         return body + "\n[truncated]", True
@@ -95,10 +97,7 @@ def commit_node(
     message, subject = redacted or tuple(
         redact_many([_head(commit.message, max_chars), commit.subject])
     )
-    if len(message) <= max_chars and len(commit.message) <= max_chars:
-        body = message  # what redacted_capped gives a message it need not cut
-    else:
-        body, _ = redacted_capped(message, commit.message, max_chars)
+    body, _ = redacted_capped(message, commit.message, max_chars)
     changes = commit.changes[:MAX_FILES]
     # A first sync builds one for every commit of the history, so the node is built by
     # position (by keyword, the call took twice as long: 0.64 us, 0.29) and its paths and

@@ -343,15 +343,21 @@ def parse_header(record: bytes) -> tuple[Commit, bytes] | None:
     parts = record.split(b"\x00", 5)
     if len(parts) < 5 or not _SHA.match(record):
         return None
-    sha, parents, ts, author, message = (p.decode("utf-8", "replace") for p in parts[:5])
+    commit = _commit(*(p.decode("utf-8", "replace") for p in parts[:5]))
+    if commit is None:
+        return None
+    return commit, parts[5] if len(parts) > 5 else b""
+
+
+def _commit(sha: str, parents: str, ts: str, author: str, message: str) -> Commit | None:
+    """The commit of a record's decoded header fields; None when its time cannot be one."""
     try:
         when = int(ts)
     except ValueError:
         return None
     if not 0 <= when < _MAX_TS:
         return None  # a hand-made commit object can carry any digits; nothing can show them
-    commit = Commit(sha, parents.split(), when, author, message.rstrip("\n"))
-    return commit, parts[5] if len(parts) > 5 else b""
+    return Commit(sha, parents.split(), when, author, message.rstrip("\n"))
 
 
 def parse_record(record: bytes) -> Commit | None:
@@ -365,26 +371,18 @@ def parse_record(record: bytes) -> Commit | None:
     are dropped (``bytes.strip`` strips those alone), and a status is its first character,
     U+FFFD when that is not ASCII (its bytes were decoded as ASCII).
     """
+    if not _SHA.match(record):
+        return None
     fields = record.decode("utf-8", "replace").split("\x00")
-    if len(fields) < 5:
+    if len(fields) < 5 or (commit := _commit(*fields[:5])) is None:
         return None
-    sha, parents, ts, author, message, *rest = fields
-    if len(sha) not in (40, 64) or sha.strip(_HEX):
-        return None  # what _SHA does not match: not a sha and its NUL
-    try:
-        when = int(ts)
-    except ValueError:
-        return None
-    if not 0 <= when < _MAX_TS:
-        return None
-    tokens = iter([t for t in rest if t.strip(_BLANK)])  # status, path, status, path...
+    tokens = iter([t for t in fields[5:] if t.strip(_BLANK)])  # status, path, status, path...
     # Paired from one iterator, with no slices to copy; an odd last status is dropped.
-    changes = list(zip(map(_STATUSES.__getitem__, tokens), tokens, strict=False))
-    return Commit(sha, parents.split(), when, author, message.rstrip("\n"), changes)
+    commit.changes = list(zip(map(_STATUSES.__getitem__, tokens), tokens, strict=False))
+    return commit
 
 
 _BLANK = " \t\n\r\x0b\x0c"  # the ASCII whitespace bytes.strip() strips
-_HEX = "0123456789abcdef"
 
 
 class _Statuses(dict[str, str]):
@@ -551,7 +549,7 @@ def commit_signal(commit: Commit) -> float:
     (``!``) raises it.
     """
     subject = commit.subject
-    if len(commit.parents) > 1:  # a merge
+    if commit.is_merge:
         return 0.15
     if _BUMP.search(subject):
         return 0.12
