@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from .errors import UsageError
 
+TYPE_CHECKING = False  # not typing's: importing typing costs every hook process ~3 ms
 if TYPE_CHECKING:
     from pathlib import Path
 

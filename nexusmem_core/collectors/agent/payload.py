@@ -14,7 +14,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, NamedTuple
+from collections import namedtuple
+
+TYPE_CHECKING = False  # not typing's: importing typing costs every hook process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "EDIT_TOOLS",
@@ -64,9 +68,10 @@ class AgentEvent:
         return f"AgentEvent({self.__dict__!r})"
 
 
-class Dropped(NamedTuple):
+class Dropped(namedtuple("Dropped", "reason")):
     """A payload the hook will not use, and why (counted, never printed)."""
 
+    __slots__ = ()
     reason: str
 
 
@@ -196,7 +201,8 @@ _ECHO_STATUS = re.compile(
 _TRAILING_REDIRECT = re.compile(r"(?<=\s)2>&1\s*$")
 
 
-class Normalized(NamedTuple):
+class Normalized(namedtuple("Normalized", "text hid_status")):
+    __slots__ = ()
     text: str
     hid_status: bool  # a `; echo $?` was stripped: the tool's status is echo's, not the command's
 

@@ -14,12 +14,16 @@ import os
 import re
 import sqlite3
 import time
+from collections import namedtuple
 from collections.abc import Iterable, Iterator
-from typing import Any, NamedTuple
 
 from ..commands import is_predicate
 from ..shell import hooklog
 from . import AGENT_LOG
+
+TYPE_CHECKING = False  # not typing's: importing typing costs every hook process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["AGENT_LOG", "Memory", "Run", "Story", "digest", "find_root", "note_for", "story"]
 
@@ -38,9 +42,10 @@ _UNDO_PATHS = re.compile(
 _UNDO_ALL = re.compile(r"^git\s+(?:reset\s+--hard\b|stash(?:\s+(?:push|save)\b|\s*$))")
 
 
-class Run(NamedTuple):
+class Run(namedtuple("Run", "id ts outcome exit title edited cmd_hash cwd")):
     """One recorded run of a command."""
 
+    __slots__ = ()
     id: str
     ts: float
     outcome: str  # ok | failed | interrupted | background | unknown
@@ -383,9 +388,10 @@ def _files(paths: list[str], limit: int = 3) -> str:
     return shown + (f" and {len(unique) - limit} more" if len(unique) > limit else "")
 
 
-class Story(NamedTuple):
+class Story(namedtuple("Story", "title failures fix failed_again edited fix_edited passes_after")):
     """One command's failures and what became of them."""
 
+    __slots__ = ()
     title: str
     failures: list[Run]
     fix: Run | None  # the first passing run after the last failure

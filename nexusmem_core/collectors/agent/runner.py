@@ -20,7 +20,6 @@ import json
 import os
 import sys
 import time
-from typing import Any
 
 from ...paths import home_dir
 from ..commands import is_predicate
@@ -36,6 +35,10 @@ from .payload import (
     status_from_output,
 )
 from .state import MAX_NOTES, count_drop, prune_sessions, session_state
+
+TYPE_CHECKING = False  # not typing's: importing typing costs every hook process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["handle", "main"]
 

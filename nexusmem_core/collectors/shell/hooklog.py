@@ -14,11 +14,13 @@ import hmac
 import json
 import os
 import sys
+from collections import namedtuple
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple
 
+TYPE_CHECKING = False  # not typing's: importing typing costs every hook process ~3 ms
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
 # Imported by the hooks on every command: no pathlib, dataclasses or secrets here (together
 # they were a third of a hook's start-up). Paths may be given as str or Path.
@@ -105,7 +107,7 @@ def cannot_append(err: OSError, log: str) -> int:
     return 1
 
 
-class LogCursor(NamedTuple):
+class LogCursor(namedtuple("LogCursor", "offset head", defaults=(0, ""))):
     """Where the last sync stopped: a byte offset, and what the file looked like there.
 
     ``head`` is a hash of the file's first line. If the file is now shorter than the offset, or
@@ -113,8 +115,9 @@ class LogCursor(NamedTuple):
     carry their own ids, so re-reading what was already ingested adds nothing).
     """
 
-    offset: int = 0
-    head: str = ""
+    __slots__ = ()
+    offset: int
+    head: str
 
     def encode(self) -> str:
         return f"{self.offset}:{self.head}"
@@ -127,11 +130,14 @@ class LogCursor(NamedTuple):
         return cls(int(offset), head) if offset.isdigit() else cls()
 
 
-class ReadResult(NamedTuple):
+class ReadResult(
+    namedtuple("ReadResult", "records cursor malformed restarted", defaults=(0, False))
+):
+    __slots__ = ()
     records: list[dict[str, Any]]
     cursor: LogCursor
-    malformed: int = 0
-    restarted: bool = False
+    malformed: int
+    restarted: bool
 
 
 def _head(handle: Any) -> str:
