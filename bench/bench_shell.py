@@ -59,6 +59,7 @@ from _common import (
 sys.path.insert(0, str(ROOT))
 from nexusmem_core.collectors.shell import hooks
 from nexusmem_core.collectors.shell.hooklog import KEY_FILE, LOG_FILE
+from nexusmem_core.collectors.shell.scripts import RECORDER as RECORDER_FILE
 from tests.collectors.shell.pty_shell import spawn
 
 TARGET_HOOK_MS = 5.0  # the hook's cost at the prompt, difference of medians
@@ -66,7 +67,7 @@ TARGET_PEAK_MB = 150.0  # a sync's peak RSS, as in bench_sync.py
 # The prompt: a counter between markers that typed input never contains.
 PROMPT_RE = re.compile(r"<NXM-(\d+)>")
 SHELLS = ("bash", "zsh", "fish")
-RECORDER = "nexusmem_core.collectors.shell.record"
+RECORDER = "nexusmem_core.collectors.shell.record"  # the module; the scripts run RECORDER_FILE
 
 
 def say(message: str) -> None:
@@ -435,8 +436,10 @@ def print_prompt(cases: list[PromptCase], iterations: int, warmup: int, pause: f
 
 def bench_recorder(runs: int) -> None:
     home = Path(tempfile.mkdtemp(prefix="nexusmem-bench-rec-"))
-    cmd = [PYTHON, "-m", RECORDER, "--home", str(home), "--shell", "bash", "--exit", "1"]
-    cmd += ["--start", "1", "--end", "2", "--cwd", "/tmp"]
+    facts = ["--home", str(home), "--shell", "bash", "--exit", "1"]
+    facts += ["--start", "1", "--end", "2", "--cwd", "/tmp"]
+    cmd = [PYTHON, "-S", "-P", RECORDER_FILE, *facts]  # as the hook scripts run it
+    old = [PYTHON, "-m", RECORDER, *facts]  # as scripts before version 3 did
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEXUSMEM")}
     env["NEXUSMEM_HOME"] = str(home)
 
@@ -450,14 +453,16 @@ def bench_recorder(runs: int) -> None:
         timed(cmd, b"make test")  # the first one also creates hook.key
         rec = [timed(cmd, b"make test") for _ in range(runs)]
         landed = log_lines(home)
+        with_site = [timed(old, b"make test") for _ in range(runs)]
         bare = [timed([PYTHON, "-c", "pass"], b"") for _ in range(runs)]
         isolated = [timed([PYTHON, "-I", "-S", "-c", "pass"], b"") for _ in range(runs)]
-        imports = [timed([PYTHON, "-c", f"import {RECORDER}"], b"") for _ in range(runs)]
+        path = f"import sys; sys.path.insert(0, {str(ROOT)!r}); import {RECORDER}"
+        imports = [timed([PYTHON, "-S", "-P", "-c", path], b"") for _ in range(runs)]
     finally:
         shutil.rmtree(home, ignore_errors=True)
     print("## Background recorder\n")
     print(
-        f"`printf 'make test' | python -m {RECORDER} --home TMP ...`, the process every "
+        "`printf 'make test' | python -S -P .../shell/hook.py --home TMP ...`, the process every "
         f"recorded command starts in the background; median of {runs} (one warm-up before). "
         "It does not hold up the prompt, but it takes a core for this long.\n"
     )
@@ -467,12 +472,17 @@ def bench_recorder(runs: int) -> None:
             [
                 ["recorder, one command", f"{median(rec) * 1e3:.1f}", f"{max(rec) * 1e3:.1f}"],
                 [
+                    f"the same with site-packages (`python -m {RECORDER}`, scripts before v3)",
+                    f"{median(with_site) * 1e3:.1f}",
+                    f"{max(with_site) * 1e3:.1f}",
+                ],
+                [
                     "`python -c pass` (same venv)",
                     f"{median(bare) * 1e3:.1f}",
                     f"{max(bare) * 1e3:.1f}",
                 ],
                 ["`python -I -S -c pass`", f"{median(isolated) * 1e3:.1f}", ""],
-                [f"`python -c 'import {RECORDER}'`", f"{median(imports) * 1e3:.1f}", ""],
+                [f"`python -S -P -c 'import {RECORDER}'`", f"{median(imports) * 1e3:.1f}", ""],
             ],
         )
     )

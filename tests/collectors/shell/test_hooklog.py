@@ -183,3 +183,32 @@ def test_a_byte_order_mark_before_the_command_is_not_part_of_it(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     (record,) = read_new(tmp_path / hooklog.LOG_FILE, LogCursor()).records
     assert record["cmd"] == "Get-ChildItem café"
+
+
+def test_the_recorder_file_runs_without_site_packages_and_ignores_the_current_folder(
+    tmp_path: Path,
+):
+    """As the scripts run it (``python -S -P hook.py``): a command lands in the log, and a
+    ``nexusmem_core`` folder where the command was typed (a checkout of NexusMem, say) is
+    not what runs. ``-m`` would have put that folder first on the path."""
+    import subprocess
+    import sys
+
+    from nexusmem_core.collectors.shell.scripts import RECORDER, render
+
+    decoy = tmp_path / "work" / "nexusmem_core"
+    decoy.mkdir(parents=True)
+    (decoy / "__init__.py").write_text("raise SystemExit('the decoy ran')\n")
+    home = tmp_path / "home"
+    done = subprocess.run(
+        [sys.executable, "-S", "-P", RECORDER, "--home", str(home), "--shell", "bash",
+         "--exit", "2", "--cwd", str(decoy.parent)],
+        input=b"make test",
+        capture_output=True,
+        cwd=decoy.parent,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, b"")
+    (record,) = read_new(home / hooklog.LOG_FILE, LogCursor()).records
+    assert (record["cmd"], record["exit"], record["shell"]) == ("make test", 2, "bash")
+    for shell in ("bash", "zsh", "fish", "pwsh"):
+        assert RECORDER in render(shell, sys.executable, str(home))
