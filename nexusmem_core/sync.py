@@ -765,8 +765,9 @@ async def _sync_shell(
         for node in found.nodes:
             yield node
 
-    report.shell_mode, report.shell_skipped = found.mode, found.malformed
     report.shell = await _write_all(db, nodes(), "shell", progress, deny)
+    # Read as the nodes were written (ingest.ShellNodes): final now.
+    report.shell_mode, report.shell_skipped = found.mode, found.malformed
     if found.cursor is not None:
         await set_cursor(db, pid, "shell:hook", found.cursor.encode())
     for shell, read in found.read.items():

@@ -169,3 +169,43 @@ async def test_a_huge_line_in_the_log_is_passed_over_in_bounded_memory(
     assert peak < huge / 4, f"the sync held {peak} bytes at once"
     rows = await engine.db.fetchall("select title from nodes where kind = 'shell_command'")
     assert sorted(t for (t,) in rows) == ["make build", "make test"]
+
+
+async def test_a_log_read_a_batch_at_a_time_loses_nothing(
+    engine: Engine,
+    repo: Repo,
+    settings: Settings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """A long log is read a few records at a time (ingest.LOG_BATCH), its nodes written
+    before the next are read: every command of the repository still lands once, the others
+    and the malformed lines (counted) are passed over in every batch, and the cursor ends
+    after the last whole line, whatever batch it fell in."""
+    from nexusmem_core import ingest
+
+    monkeypatch.setattr(ingest, "LOG_BATCH", 3)
+    log = settings.home / hooklog.LOG_FILE
+    ours = []
+    for i in range(17):
+        if i % 4 == 1:
+            log_command(settings.home, f"ls elsewhere-{i}", tmp_path / "elsewhere")
+        if i % 5 == 2:
+            with open(log, "a") as handle:
+                handle.write("{not json\n")
+        log_command(settings.home, f"make step-{i}", repo.path, exit_code=i % 3)
+        ours.append(f"make step-{i}")
+    with open(log, "a") as handle:
+        handle.write('{"v":1,"cmd":"still being wri')  # no newline: left for the next sync
+    report = await handlers.sync(engine)
+    assert (report.shell, report.shell_skipped) == (17, 3)
+    rows = await engine.db.fetchall(
+        "select title, json_extract(meta, '$.exit') from nodes where kind = 'shell_command'"
+    )
+    assert sorted(rows) == sorted((c, i % 3) for i, c in enumerate(ours))
+    assert (await handlers.sync(engine)).shell == 0  # read to the end: nothing twice
+    with open(log, "a") as handle:
+        handle.write('ten"}\n')  # the torn line ends: malformed, and the one after it counts
+    log_command(settings.home, "make last", repo.path)
+    report = await handlers.sync(engine)
+    assert (report.shell, report.shell_skipped) == (1, 1)

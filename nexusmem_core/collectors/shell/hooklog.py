@@ -162,11 +162,16 @@ def _lines(handle: Any, end: int) -> Iterator[bytes | None]:
 
 
 def read_new(
-    path: Path, cursor: LogCursor, keep: Callable[[dict[str, Any]], bool] | None = None
+    path: Path,
+    cursor: LogCursor,
+    keep: Callable[[dict[str, Any]], bool] | None = None,
+    most: int | None = None,
 ) -> ReadResult:
     """The complete records written since ``cursor`` (those ``keep`` accepts); malformed lines
     are skipped and counted. Filtering while reading keeps memory to the records kept: the log
-    is shared by every repository, and most of its lines belong to others.
+    is shared by every repository, and most of its lines belong to others. With ``most``, it
+    stops once it has kept that many, its cursor after the last line read: the rest is read
+    from there (a first sync of a 100k-line log held 50k records at once, 74 MB).
 
     A last line without its newline is still being written: it is left for the next sync.
     """
@@ -201,6 +206,8 @@ def read_new(
                 malformed += 1
             elif keep is None or keep(record):
                 records.append(record)
+                if len(records) == most:
+                    break
         return ReadResult(records, LogCursor(offset, head), malformed, restarted)
 
 
