@@ -213,6 +213,12 @@ def start_shell(
     rc_name, rc_text = USER_RC[shell]
     (home / rc_name).parent.mkdir(parents=True, exist_ok=True)
     (home / rc_name).write_text(rc_text)
+    if shell == "fish":
+        # fish's first interactive start in a HOME makes completions from every man page, a
+        # Python process per shell taking a core for ~10 s: once a machine for a user, but
+        # here every fresh shell did it, and the hooked one's first ~90 prompts read +11 ms
+        # instead of +3 (the recorder found no free core beside it). Made already.
+        (home / ".local" / "share" / "fish" / "generated_completions").mkdir(parents=True)
     python = VARIANTS[variant]
     if python is not None:
         hooks.install(shell, nm_home, python, env)
