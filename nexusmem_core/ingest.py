@@ -365,9 +365,11 @@ async def shell_nodes(
         def logged() -> Iterator[Node]:
             # Built one by one as they are written, read a batch at a time: 50k records and
             # their 50k nodes at once pushed a first sync of a 100k-line log to 230 MB.
+            at = cursor
             while True:
-                read = hooklog.read_new(log, found.cursor or cursor, ours, LOG_BATCH)
-                found.cursor, found.malformed = read.cursor, found.malformed + read.malformed
+                read = hooklog.read_new(log, at, ours, LOG_BATCH)
+                at = found.cursor = read.cursor
+                found.malformed += read.malformed
                 for record in read.records:
                     yield hook_node(repo.project_id, record, limit, root)
                 if len(read.records) < LOG_BATCH:
