@@ -6,6 +6,8 @@ a patch may be binary, mode-only, or end anywhere (the record before it was cut 
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -59,6 +61,60 @@ def check_patches(text: str) -> None:
 def test_any_patch_text_splits_or_is_passed_over(text: str) -> None:
     check_patches(text)
 
+
+
+def _read_line_by_line(text: str) -> list[tuple[str, str, str, int, int]]:
+    """The patches as a reading of every line finds them: the oracle parse_patches, which
+    counts a patch's hunk lines without a step per line, must agree with."""
+    found = []
+    for block in re.split(r"^(?=diff --git )", text, flags=re.MULTILINE):
+        if not block.startswith("diff --git "):
+            continue
+        lines = block.split("\n")
+        old: str | None = None
+        new: str | None = None
+        binary = in_hunk = False
+        added = deleted = 0
+        for line in lines[1:]:
+            if in_hunk:
+                added += line.startswith("+")
+                deleted += line.startswith("-")
+            elif line.startswith("--- "):
+                old = None if line.rstrip("\t") == "--- /dev/null" else line
+            elif line.startswith("+++ "):
+                new = None if line.rstrip("\t") == "+++ /dev/null" else line
+            elif line.startswith(("Binary files ", "GIT binary patch")):
+                binary = True
+            elif line.startswith("@@"):
+                in_hunk = True
+        start = block.find("\n@@")
+        body = block[start + 1 :].rstrip("\n") if start >= 0 else ""
+        if binary or not body:
+            continue
+        status = "A" if old is None and new else "D" if new is None and old else "M"
+        found.append((lines[0], status, body, added, deleted))
+    return found
+
+
+@settings(max_examples=200, deadline=None)
+@given(patches)
+@example("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n+++x\n---y\n\\ No newline\n")
+@example("preamble\ndiff --git a/x b/x\n@@\n+a\ndiff --git a/y b/y\nBinary files a/y and b/y differ\n")
+@example("diff --git a/x b/x\nold mode 100644\nnew mode 100755\n")
+def test_counting_hunk_lines_agrees_with_reading_each_line(text: str) -> None:
+    """Hunk lines counted in place, not read one by one: the same patches, bodies and counts
+    as reading every line, on any text (a "+++" or "---" inside a hunk is an added or a
+    removed line; only a header's are paths)."""
+    found = parse_patches("a" * 40, text)
+    expected = _read_line_by_line(text)
+    assert len(found) == len(expected)
+    for patch, (_, status, body, added, deleted) in zip(found, expected, strict=True):
+        assert (patch.status, patch.patch, patch.added, patch.deleted) == (
+            status,
+            body,
+            added,
+            deleted,
+        )
 
 _path = st.text(
     st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\n"),
