@@ -62,7 +62,6 @@ def test_any_patch_text_splits_or_is_passed_over(text: str) -> None:
     check_patches(text)
 
 
-
 def _read_line_by_line(text: str) -> list[tuple[str, str, str, int, int]]:
     """The patches as a reading of every line finds them: the oracle parse_patches, which
     counts a patch's hunk lines without a step per line, must agree with."""
@@ -99,7 +98,7 @@ def _read_line_by_line(text: str) -> list[tuple[str, str, str, int, int]]:
 @settings(max_examples=200, deadline=None)
 @given(patches)
 @example("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n+++x\n---y\n\\ No newline\n")
-@example("preamble\ndiff --git a/x b/x\n@@\n+a\ndiff --git a/y b/y\nBinary files a/y and b/y differ\n")
+@example("intro\ndiff --git a/x b/x\n@@\n+a\ndiff --git a/y b/y\nBinary files a/y and b/y differ\n")
 @example("diff --git a/x b/x\nold mode 100644\nnew mode 100755\n")
 def test_counting_hunk_lines_agrees_with_reading_each_line(text: str) -> None:
     """Hunk lines counted in place, not read one by one: the same patches, bodies and counts
@@ -115,6 +114,7 @@ def test_counting_hunk_lines_agrees_with_reading_each_line(text: str) -> None:
             added,
             deleted,
         )
+
 
 _path = st.text(
     st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\n"),
