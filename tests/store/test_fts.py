@@ -374,3 +374,50 @@ async def test_rows_a_bulk_load_writes_as_new_are_upserted_when_one_is_not(
 
 
 _HITS = "select count(*) from nodes_fts where nodes_fts match ?"
+
+
+def commit(pid: str, ref: str, title: str, body: str = "") -> Node:
+    return Node(pid, "git_commit", "git", ref, title, body, 1, 0.5, "observed", None, [])
+
+
+async def test_linked_candidates_are_the_best_hits_among_the_linked_and_the_undoing(
+    settings: Settings, make_repo
+):
+    """The undone-question arm ranks, among the commits at either end of a revert link and
+    those whose subject says they undo something, exactly as the whole-index ranking would:
+    the same scores, in the same order, cut at the limit (the hits are filtered outside
+    FTS5, not given to it as a row list)."""
+    from nexusmem_core.reverts import UNDOING_TITLE
+
+    async with memory_of(
+        settings,
+        make_repo,
+        lambda pid: (
+            [commit(pid, f"plain{i}", f"tune the parser {i}", "parser " * i) for i in range(30)]
+            + [commit(pid, f"told{i}", f"Revert parser tweak {i}", "parser " * i) for i in range(6)]
+            + [commit(pid, f"twin{i}", "Revert parser twin", "parser") for i in range(2)]  # a tie
+            + [commit(pid, "linked-a", "parser speed-up"), commit(pid, "linked-b", "back again")]
+            + [note(pid, "section", "Revert the parser", "a doc, not a commit")]
+        ),
+    ) as engine:
+        db, pid = engine.db, engine.project_id
+        ids = {c.ref: c.id for c in await fts.bm25_candidates(db, '"parser" OR "again"', pid)}
+        async with db.transaction():
+            await db.execute(
+                "insert into links (src, dst, kind, project_id, created_at) "
+                "values (?, ?, 'reverts', ?, 0)",
+                (ids["linked-b"], ids["linked-a"], pid),
+            )
+        match = '"parser" OR "again"'
+        whole = await fts.bm25_candidates(db, match, pid, limit=1000)
+        wanted = {f"told{i}" for i in range(6)} | {"twin0", "twin1", "linked-a", "linked-b"}
+        ranked = [c.ref for c in whole if c.ref in wanted]
+        cut = min(ranked.index("twin0"), ranked.index("twin1")) + 1  # one twin of the tie in
+        for limit in (cut, 3, 100):
+            found = await fts.linked_candidates(
+                db, match, "reverts", pid, limit, None, UNDOING_TITLE
+            )
+            expected = [c for c in whole if c.ref in wanted][:limit]
+            assert [(c.ref, c.score) for c in found] == [(c.ref, c.score) for c in expected]
+        untitled = await fts.linked_candidates(db, match, "reverts", pid)
+    assert {c.ref for c in untitled} == {"linked-a", "linked-b"}
