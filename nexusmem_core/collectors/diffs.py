@@ -146,10 +146,11 @@ def parse_patches(sha: str, text: str) -> list[FilePatch]:
     Only a file's header (its lines before the first hunk) is read line by line. Its hunks
     are counted where they stand: past the first ``@@`` every line is a hunk's (context,
     ``+``, ``-``, ``\\`` or the next ``@@``), so the lines added are the newlines followed by a
-    ``+``. A loop over every line of every patch was 70% of reading a first sync's diffs."""
+    ``+``. A step of Python per line was half of reading a first sync's diffs (httpx: 18 ms,
+    9 so)."""
     patches: list[FilePatch] = []
-    # A file's patch starts at a line "diff --git ": no hunk line can (each starts with one
-    # of " +-\\@"), nor the text before the first (the end of the commit's header).
+    # A file's patch starts at a line "diff --git ", which no hunk line can be (each starts
+    # with one of " +-\\@"); the text before the first is what the commit's header left.
     for block in ("\n" + text).split("\ndiff --git ")[1:]:
         hunk_start = block.find("\n@@")
         header = block if hunk_start < 0 else block[:hunk_start]
