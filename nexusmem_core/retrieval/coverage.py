@@ -192,18 +192,24 @@ async def _held(
         )
         await db.execute(_EMPTY)  # whatever a cancelled search left
         try:
-            await db.execute(
-                "insert into temp.nexusmem_cover(rowid, title, body, paths, names) "
-                "select seq, title, body, paths, names from nodes "
-                "where seq in (select value from json_each(?))",
-                (json.dumps(seqs),),
-            )
+            rows = []
             if sections:
                 rows = await db.fetchall(
                     "select seq, title, body from nodes where seq in "
                     "(select value from json_each(?)) and length(body) > ?",
                     (json.dumps(list(sections)), LONG_CHARS),
                 )
+            # A long section's share is its best window's (cover() puts it in place of its
+            # whole row's): the whole row is not read in, only its windows. Tokenized whole
+            # as well, the longest candidates were a third of a search's time (click).
+            windowed = {seq for seq, _, _ in rows}
+            await db.execute(
+                "insert into temp.nexusmem_cover(rowid, title, body, paths, names) "
+                "select seq, title, body, paths, names from nodes "
+                "where seq in (select value from json_each(?))",
+                (json.dumps([seq for seq in seqs if seq not in windowed]),),
+            )
+            if rows:
                 windows = [
                     (-(seq * WINDOW_SLOTS + n), title, text)
                     for seq, title, body in rows
