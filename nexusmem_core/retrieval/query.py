@@ -15,11 +15,19 @@ from ..store.fts import quote_term
 from .asked import asks_commit, asks_howto, asks_release, asks_undone, asks_why
 from .cjk import excerpt_terms, has_cjk
 
-__all__ = ["MAX_TERMS", "Query", "fts_match", "parse_query", "query_terms", "quote_term"]
+__all__ = [
+    "MAX_TERMS",
+    "STOP_WORDS",
+    "Query",
+    "fts_match",
+    "parse_query",
+    "query_terms",
+    "quote_term",
+]
 
 MAX_TERMS = 24
 _WORD = re.compile(r"\w+", re.UNICODE)
-_STOP = frozenset(
+STOP_WORDS = frozenset(
     (
         "a an and are as at be but by can did do does for from has have how i if in into is it "
         "its me my of on or our should so that the their then there these this to was we were "
@@ -46,7 +54,7 @@ def query_terms(text: str) -> list[str]:
     for word in words:
         seen.setdefault(word, None)
     terms = list(seen)
-    content = [t for t in terms if t not in _STOP]
+    content = [t for t in terms if t not in STOP_WORDS]
     return (content or terms)[:MAX_TERMS]
 
 
@@ -96,7 +104,7 @@ def _identifier_parts(text: str) -> list[str]:
     for word in _WORD.findall(text):
         pieces = [p.lower() for p in _CAMEL.findall(word)]
         if len(pieces) > 1 and not word.islower() and not word.isupper():
-            parts += [p for p in pieces if len(p) > 2 and p not in _STOP]
+            parts += [p for p in pieces if len(p) > 2 and p not in STOP_WORDS]
     return parts
 
 
@@ -109,7 +117,7 @@ def _joined(text: str) -> dict[str, tuple[str, str]]:
     return {
         a + b: (a, b)
         for a, b in pairwise(_words(text))
-        if a not in _STOP and b not in _STOP and a.isalpha() and b.isalpha()
+        if a not in STOP_WORDS and b not in STOP_WORDS and a.isalpha() and b.isalpha()
     }
 
 

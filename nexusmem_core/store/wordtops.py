@@ -27,6 +27,12 @@ row was rewritten (``refresh``): only the new and rewritten rows are scored then
 A token that became common is scored in full once. At 500k nodes the first build scores every
 common token's rows: 33 s for 502 tokens, once (bench/bench_scale.py; 3-4 s at 100k commits).
 
+No list is kept for the token of a stop word (retrieval/query.py's ``STOP_WORDS``: "the",
+"which", "was"). A question drops its stop words whenever it has another word, so only a
+query of a stop word alone would read such a list, and it is scored in full instead. These are
+the most common tokens of any history written in English, and so most of what a first build
+scores: at 50k generated commits, 21 of 42 lists and 47% of the rows scored.
+
 Index tokens are stemmed (porter): "loading" is the token "load". A query word is turned into
 its token by the same tokenizer, through a one-row table in the connection's temp schema.
 """
@@ -38,13 +44,24 @@ import math
 import time
 import weakref
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..retrieval.query import STOP_WORDS
 from .db import Database, share_work
 from .fts import NAMES_WEIGHT, PATHS_WEIGHT, TITLE_WEIGHT, Candidate, quote_term
 from .nodes import NODE_COLUMNS
 
-__all__ = ["KEEP", "LIST_HITS", "REFRESH_ROWS", "Refreshed", "best", "refresh", "token_of"]
+__all__ = [
+    "KEEP",
+    "LIST_HITS",
+    "REFRESH_ROWS",
+    "Refreshed",
+    "best",
+    "refresh",
+    "token_of",
+    "tokens_of",
+]
 
 LIST_HITS = 8_000  # rows a token is in from which it gets a list (fewer are scored in ~11 ms)
 KEEP = 1_000  # rows kept per token: ten times the candidates a search asks for
@@ -73,6 +90,17 @@ _made: weakref.WeakSet[Database] = weakref.WeakSet()
 
 async def token_of(db: Database, word: str) -> str | None:
     """The one index token ``word`` becomes, or None when it becomes none or several."""
+    rows = await _tokenized(db, word)
+    return rows[0][0] if len(rows) == 1 and rows[0][1] == 1 else None
+
+
+async def tokens_of(db: Database, words: Iterable[str]) -> set[str]:
+    """The index tokens ``words`` become, all at once."""
+    return {term for term, _ in await _tokenized(db, " ".join(words))}
+
+
+async def _tokenized(db: Database, text: str) -> list[tuple[str, int]]:
+    """The index tokens of ``text``, each with how often it is there."""
     lock = _ready.setdefault(db, asyncio.Lock())
     async with lock:
         if db not in _made:
@@ -85,12 +113,12 @@ async def token_of(db: Database, word: str) -> str | None:
                 "using fts5vocab(temp, nexusmem_words, row)"
             )
             _made.add(db)
-        await db.execute("insert into temp.nexusmem_words(rowid, word) values (1, ?)", (word,))
+        await db.execute("insert into temp.nexusmem_words(rowid, word) values (1, ?)", (text,))
         try:
             rows = await db.fetchall("select term, cnt from temp.nexusmem_word_tokens")
         finally:
             await db.execute("delete from temp.nexusmem_words")
-    return rows[0][0] if len(rows) == 1 and rows[0][1] == 1 else None
+    return [(str(term), int(count)) for term, count in rows]
 
 
 # -- the query side -------------------------------------------------------------------------
@@ -375,11 +403,11 @@ _ENDINGS = ("e", "s", "es", "ed", "ing", "ion", "y", "ies", "ate", "al", "ous", 
 
 
 async def _common_tokens(db: Database) -> dict[str, tuple[int, str]]:
-    """Every token in at least ``LIST_HITS`` rows: its row count, and a word the tokenizer
-    turns into it, to query it by. Usually the token itself; but porter does not always stem a
-    stem to itself ("leas", of "leases", becomes "lea"; 12 of 502 such tokens at 500k nodes),
-    so then the token with one of ``_ENDINGS`` ("leases"). A token no ending gives back gets
-    no list (its queries are scored in full)."""
+    """Every token in at least ``LIST_HITS`` rows but a stop word's: its row count, and a word
+    the tokenizer turns into it, to query it by. Usually the token itself; but porter does not
+    always stem a stem to itself ("leas", of "leases", becomes "lea"; 12 of 502 such tokens at
+    500k nodes), so then the token with one of ``_ENDINGS`` ("leases"). A token no ending gives
+    back gets no list (its queries are scored in full)."""
     await db.execute(
         "create virtual table if not exists temp.nexusmem_vocab "
         "using fts5vocab(main, nodes_fts, row)"
@@ -387,8 +415,11 @@ async def _common_tokens(db: Database) -> dict[str, tuple[int, str]]:
     found = await db.fetchall(
         "select term, doc from temp.nexusmem_vocab where doc >= ?", (LIST_HITS,)
     )
+    stop = await tokens_of(db, STOP_WORDS) if found else set()
     out = {}
     for term, doc in found:
+        if term in stop:
+            continue
         for spelling in (term, *(term + ending for ending in _ENDINGS)):
             if await token_of(db, spelling) == term:
                 out[term] = (int(doc), spelling)

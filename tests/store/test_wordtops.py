@@ -4,6 +4,7 @@ exactly as scoring every row would, whatever was written, rewritten or removed s
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -338,3 +339,26 @@ async def test_a_token_that_does_not_stem_to_itself_is_listed_by_a_word_that_doe
         assert await db.fetchone("select hits from word_top_tokens where token = 'leas'") == (20,)
         for word in ("lease", "leases"):
             await assert_ranks_as_exact(engine, await wordtops.best(db, word, pid, 5), word, 5)
+
+
+async def test_a_stop_word_gets_no_list_and_its_query_alone_is_scored_in_full(
+    settings: Settings, make_repo
+):
+    """"the" and "this" (the token "thi") are in every gamma note, more often than "gamma":
+    they get no list, and a query of one of them alone still ranks exactly."""
+
+    def notes(pid: str) -> list[Node]:
+        made = gamma_notes(pid)
+        return [replace(n, body=f"this is the {n.body} the end") for n in made[:60]] + made[60:]
+
+    async with memory_of(settings, make_repo, notes) as engine:
+        db, pid = engine.db, engine.project_id
+        assert await wordtops.tokens_of(db, ["this", "the", "gammas"]) == {"thi", "the", "gamma"}
+        made = await wordtops.refresh(db, force=True)
+        assert made is not None
+        listed = {t for (t,) in await db.fetchall("select token from word_top_tokens")}
+        assert "gamma" in listed and not listed & {"the", "thi", "is"}
+        for word in ("the", "this"):
+            assert await wordtops.best(db, word, pid, 5) is None
+            got = await words.word_candidates(db, [word], pid, 5)
+            await assert_ranks_as_exact(engine, got, word, 5)
