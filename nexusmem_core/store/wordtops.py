@@ -47,7 +47,6 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..retrieval.query import STOP_WORDS
 from .db import Database, share_work
 from .fts import NAMES_WEIGHT, PATHS_WEIGHT, TITLE_WEIGHT, Candidate, quote_term
 from .nodes import NODE_COLUMNS
@@ -415,7 +414,11 @@ async def _common_tokens(db: Database) -> dict[str, tuple[int, str]]:
     found = await db.fetchall(
         "select term, doc from temp.nexusmem_vocab where doc >= ?", (LIST_HITS,)
     )
-    stop = await tokens_of(db, STOP_WORDS) if found else set()
+    if not found:
+        return {}
+    from ..retrieval.query import STOP_WORDS  # the query's parser: not a sync's otherwise
+
+    stop = await tokens_of(db, STOP_WORDS)
     out = {}
     for term, doc in found:
         if term in stop:

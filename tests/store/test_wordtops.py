@@ -344,7 +344,7 @@ async def test_a_token_that_does_not_stem_to_itself_is_listed_by_a_word_that_doe
 async def test_a_stop_word_gets_no_list_and_its_query_alone_is_scored_in_full(
     settings: Settings, make_repo
 ):
-    """"the" and "this" (the token "thi") are in every gamma note, more often than "gamma":
+    """The words "the" and "this" (the token "thi") are in every gamma note, more than "gamma":
     they get no list, and a query of one of them alone still ranks exactly."""
 
     def notes(pid: str) -> list[Node]:
