@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import operator
 import os
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -329,11 +329,11 @@ LOG_BATCH = 5000
 
 @dataclass
 class ShellNodes:
-    """Commands to write. From the hook log, ``nodes`` reads it a batch at a time as it is
-    iterated: ``cursor`` (where it was read up to) and ``malformed`` are final once it has
-    been, whole."""
+    """Commands to write. From the hook log, ``nodes`` reads it a batch at a time (in a worker
+    thread: the event loop may be an MCP server's) as it is iterated: ``cursor`` (where it was
+    read up to) and ``malformed`` are final once it has been, whole."""
 
-    nodes: Iterable[Node]
+    nodes: AsyncIterator[Node]
     mode: str  # "hook", "scraped" or "off"
     cursor: hooklog.LogCursor | None = None  # where the hook log was read up to
     malformed: int = 0
@@ -360,14 +360,14 @@ async def shell_nodes(
             return inside(record.get("cwd"), roots)
 
         root = os.path.realpath(repo.root)
-        found = ShellNodes([], "hook", cursor)
+        found = ShellNodes(_listed([]), "hook", cursor)
 
-        def logged() -> Iterator[Node]:
+        async def logged() -> AsyncIterator[Node]:
             # Built one by one as they are written, read a batch at a time: 50k records and
             # their 50k nodes at once pushed a first sync of a 100k-line log to 230 MB.
             at = cursor
             while True:
-                read = hooklog.read_new(log, at, ours, LOG_BATCH)
+                read = await anyio.to_thread.run_sync(hooklog.read_new, log, at, ours, LOG_BATCH)
                 at = found.cursor = read.cursor
                 found.malformed += read.malformed
                 for record in read.records:
@@ -378,7 +378,7 @@ async def shell_nodes(
         found.nodes = logged()
         return found
     if not config.sources.shell.scrape:
-        return ShellNodes([], "off")
+        return ShellNodes(_listed([]), "off")
     nodes: list[Node] = []
     read: dict[str, history.LastRead] = {}
     tail = config.sources.shell.scrape_tail_lines
@@ -402,7 +402,12 @@ async def shell_nodes(
                     limit,
                 )
             )
-    return ShellNodes(nodes, "scraped", read=read)
+    return ShellNodes(_listed(nodes), "scraped", read=read)
+
+
+async def _listed(nodes: list[Node]) -> AsyncIterator[Node]:
+    for node in nodes:
+        yield node
 
 
 async def agent_records(repo: RepoInfo, home: Path, cursor: hooklog.LogCursor) -> ShellNodes:
@@ -410,11 +415,11 @@ async def agent_records(repo: RepoInfo, home: Path, cursor: hooklog.LogCursor) -
     (as ``records``; the caller builds the nodes once it has completed them)."""
     log = home / AGENT_LOG
     if not log.exists():
-        return ShellNodes([], "off")
+        return ShellNodes(_listed([]), "off")
     roots = await repository_roots(repo.root)
 
     def ours(record: dict[str, Any]) -> bool:
         return inside(record.get("cwd"), roots) and isinstance(record.get("cmd"), str)
 
     result = await anyio.to_thread.run_sync(hooklog.read_new, log, cursor, ours)
-    return ShellNodes([], "hook", result.cursor, result.malformed, result.records)
+    return ShellNodes(_listed([]), "hook", result.cursor, result.malformed, result.records)

@@ -760,12 +760,7 @@ async def _sync_shell(
         for shell in PARSERS
     }
     found = await ingest.shell_nodes(engine.repo, engine.config, engine.settings.home, cursor, last)
-
-    async def nodes() -> AsyncIterator[Node]:
-        for node in found.nodes:
-            yield node
-
-    report.shell = await _write_all(db, nodes(), "shell", progress, deny)
+    report.shell = await _write_all(db, found.nodes, "shell", progress, deny)
     # Read as the nodes were written (ingest.ShellNodes): final now.
     report.shell_mode, report.shell_skipped = found.mode, found.malformed
     if found.cursor is not None:

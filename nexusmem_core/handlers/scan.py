@@ -38,7 +38,7 @@ async def scan(
                 break
     elif source == "shell":
         found = await ingest.shell_nodes(repo, cfg, settings.home, LogCursor())
-        every = list(found.nodes)
+        every = [node async for node in found.nodes]
         nodes = every[-limit:] if limit else every
     elif source == "docs":
         docs = await ingest.read_doc_files(repo.root, cfg)
