@@ -70,11 +70,17 @@ def test_the_first_sync_in_a_new_home_validates_no_settings(repo: Repo, home: Pa
     assert "pydantic" not in loaded
 
 
-def test_a_changed_tree_builds_its_graph(repo: Repo):
+def test_a_changed_tree_builds_its_graph_with_its_languages_extractors_alone(repo: Repo):
     assert run_cli("init", cwd=repo.path).returncode == 0
     assert run_cli("sync", cwd=repo.path).returncode == 0
-    repo.write("src/new.py", "from src import retry\n")
-    assert "nexusmem_core.collectors.structure.graph" in _imported(repo, "sync")
+    repo.commit("feat: a new module", {"src/new.py": "from src import retry\n"})
+    loaded = _imported(repo, "sync")
+    structure = "nexusmem_core.collectors.structure"
+    assert {f"{structure}.graph", f"{structure}.python"} <= loaded
+    others = {f"{structure}.{name}" for name in ("golang", "java", "javascript", "rust")}
+    assert not loaded & others, loaded & others
+    repo.commit("feat: a crate", {"src/lib.rs": "mod retry;\n"})
+    assert f"{structure}.rust" in _imported(repo, "sync")
 
 
 def test_a_query_imports_no_writer(repo: Repo):

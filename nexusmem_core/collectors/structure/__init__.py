@@ -2,7 +2,8 @@
 Java (``graph.build_graph``), rebuilt on sync by ``step.sync_structure``.
 
 The extractors are imported when a graph is built, not with the package: a sync whose listing
-has not changed since the last one builds nothing, and should not pay for five lexers.
+has not changed since the last one builds nothing, and should not pay for five lexers. A build
+imports the extractors of the languages it meets, no others (``graph.extractor``).
 """
 
 from __future__ import annotations
