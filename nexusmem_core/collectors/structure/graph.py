@@ -109,9 +109,16 @@ def build_graph(listing: Listing, cache: Cache | None = None) -> tuple[Graph, Ca
 def extractor(language: str) -> ModuleType:
     """The extractor module of ``language`` (a key of :data:`_EXTRACTORS`), imported now if
     it was not yet."""
-    # The import statement's own machinery (importlib.import_module bypasses it, and with it
-    # what `python -X importtime` reports: tests/test_startup.py reads that).
-    return __import__(f"{__package__}.{_EXTRACTORS[language]}", fromlist=["extract"])
+    module = _loaded.get(language)
+    if module is None:  # once per language: an import call is ~1 us, and this is per file
+        # The import statement's own machinery (importlib.import_module bypasses it, and with
+        # it what `python -X importtime` reports: tests/test_startup.py reads that).
+        name = f"{__package__}.{_EXTRACTORS[language]}"
+        module = _loaded[language] = __import__(name, fromlist=["extract"])
+    return module
+
+
+_loaded: dict[str, ModuleType] = {}
 
 
 def _read(listing: Listing, path: str) -> str | None:
