@@ -33,6 +33,7 @@ _EXTRACTORS = {
     "rust": "rust",
     "java": "java",
 }
+_loaded: dict[str, ModuleType] = {}  # language -> its extractor's module, once imported
 SETTLE_NS = 2_000_000_000  # a file changed this close to the listing is not cached
 Cache = dict[str, list[Any]]  # path -> [size, mtime_ns, data, failed]
 
@@ -116,9 +117,6 @@ def extractor(language: str) -> ModuleType:
         name = f"{__package__}.{_EXTRACTORS[language]}"
         module = _loaded[language] = __import__(name, fromlist=["extract"])
     return module
-
-
-_loaded: dict[str, ModuleType] = {}
 
 
 def _read(listing: Listing, path: str) -> str | None:
