@@ -82,8 +82,10 @@ def _engine(settings: Settings, args: argparse.Namespace, **kwargs: Any) -> Any:
 
 
 def _print_json(value: Any) -> None:
-    json.dump(value, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
+    from nexusmem_core.textguard import json_safe
+
+    # The same data, with what a terminal would act on written as \u escapes.
+    sys.stdout.write(json_safe(json.dumps(value, indent=2, ensure_ascii=False)) + "\n")
 
 
 # -------------------------------------------------------------------------------- commands
@@ -1110,6 +1112,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.C is None:
         print("error: -C: the path is empty; give the repository's path (or -C .)", file=sys.stderr)
         return 2
+    if args.func is cmd_mcp:  # stdout belongs to the protocol
+        return run(args.func, args)
+    from nexusmem_core.textguard import TerminalStream
+
+    # Stored text (a commit message, a command) reaches the terminal only through these: no
+    # escape sequence or control character of it is printed, whichever command prints it.
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalStream(out), TerminalStream(err, keep_cr=True)
     try:
         if getattr(args, "sync", False):
             return run_light(args.func, args)
@@ -1121,6 +1131,8 @@ def main(argv: list[str] | None = None) -> int:
         # nothing so the interpreter's final flush does not raise again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, as a shell reports a command a closed pipe stopped
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 if __name__ == "__main__":

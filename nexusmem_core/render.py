@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 
 from .models import SearchResponse, SearchResult, Status
+from .textguard import body_lines, one_line, terminal
 
 __all__ = [
     "MCP_COMMANDS",
@@ -22,6 +23,7 @@ __all__ = [
     "render_search",
     "share_text",
     "status_text",
+    "terminal",
 ]
 
 QUERY_HEADER = "Relevant history for: "
@@ -40,31 +42,38 @@ def format_date(ts: int | None) -> str:
 
 
 def render_entry(r: SearchResult, tag_project: bool) -> str:
-    """One result as the model reads it: a dated, tagged header and an indented excerpt."""
+    """One result as the model reads it: a dated, tagged header and an indented excerpt.
+
+    The frame: a result begins with the one line this function writes at the margin, ``- DATE
+    [tags] title``; what was stored (the title and the excerpt) never begins a line there. The
+    excerpt's lines are indented, a line of it shaped like a header is escaped with ``\\``, a
+    tag-like ``<`` is written ``&lt;`` and control characters are dropped (textguard.py). The
+    structured result keeps the stored text as it is."""
     tags = [f"[{r.provenance}]"] + ([f"[{r.capture}]"] if r.capture else [])
     if r.trust in ("verified", "rejected"):
         tags.append(f"[{r.trust}]")
     if r.superseded:
         tags.append("[superseded]")
     if tag_project:
-        tags.append(f"[{r.project}]")
-    lines = [f"- {r.date} {' '.join(tags)} {r.title}{_LINKED.get(r.link or '', '')}"]
+        tags.append(f"[{one_line(r.project)}]")
+    title = one_line(r.title)
+    lines = [f"- {r.date} {' '.join(tags)} {title}{_LINKED.get(r.link or '', '')}"]
     if r.copies:
-        lines.append(f"  (the same text is in {', '.join(r.copies)})")
-    lines += ["  " + line for line in r.summary.split("\n") if r.summary]
+        lines.append(f"  (the same text is in {', '.join(one_line(c) for c in r.copies)})")
+    lines += ["  " + line for line in body_lines(r.summary) if r.summary]
     return "\n".join(lines)
 
 
 def render_search(response: SearchResponse) -> str:
     """The context block: what an agent reads."""
-    header = f"{QUERY_HEADER}{response.query}"
+    header = f"{QUERY_HEADER}{one_line(response.query)}"
     if response.all_projects:
-        names = ", ".join(response.projects)
+        names = ", ".join(one_line(name) for name in response.projects)
         header = f"scope   {len(response.projects)} project(s): {names}\n\n" + header
     body = "\n".join(render_entry(r, response.all_projects) for r in response.results)
     text = f"{header}\n\n{body or '(nothing in memory matches)'}\n"
     if response.skipped:
-        text += "\n" + "".join(f"skipped: {why}\n" for why in response.skipped)
+        text += "\n" + "".join(f"skipped: {one_line(why)}\n" for why in response.skipped)
     return text
 
 

@@ -17,6 +17,7 @@ import time
 from collections import namedtuple
 from collections.abc import Iterable, Iterator
 
+from ...textguard import code_span, one_line
 from ..commands import is_predicate
 from ..shell import hooklog
 from . import AGENT_LOG
@@ -345,7 +346,7 @@ class Memory:
                 (self.project_id, int(ts), *paths),
             ).fetchone()
             if commit:
-                return f"commit “{commit[1]}” ({_when(commit[0])})"
+                return f"commit “{one_line(commit[1])}” ({_when(commit[0])})"
         for record, _kind in self.tail():
             when = record.get("start") or record.get("ts")
             if isinstance(when, int | float) and isinstance(record.get("cmd"), str):
@@ -356,7 +357,7 @@ class Memory:
             words = {w.strip("'\"") for w in command.split()}
             named = bool(names & (words | {os.path.basename(w) for w in words}))
             if _UNDO_ALL.match(command) or (_UNDO_PATHS.match(command) and named):
-                return f"`{_short(command)}` ({_when(when)})"
+                return f"{code_span(_short(command))} ({_when(when)})"
         return None
 
     def discussions(self, ids: Iterable[str]) -> list[str]:
@@ -378,13 +379,14 @@ def _when(ts: float) -> str:
 
 
 def _short(text: str, limit: int = 80) -> str:
+    """The first line of stored text, cut to ``limit`` and made safe to quote to an agent."""
     line = text.strip().split("\n", 1)[0]
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return one_line(line if len(line) <= limit else line[: limit - 1] + "…")
 
 
 def _files(paths: list[str], limit: int = 3) -> str:
     unique = list(dict.fromkeys(paths))
-    shown = ", ".join(unique[:limit])
+    shown = ", ".join(one_line(path) for path in unique[:limit])
     return shown + (f" and {len(unique) - limit} more" if len(unique) > limit else "")
 
 
@@ -430,7 +432,7 @@ def note_for(memory: Memory, tale: Story, now: float) -> str:
     last = tale.failures[-1]
     code = f", exit {last.exit}" if last.exit is not None else ""
     text = (
-        f"NexusMem: `{_short(tale.title)}` failed {times} in this repository before "
+        f"NexusMem: {code_span(_short(tale.title))} failed {times} in this repository before "
         f"(last {_when(last.ts)}{code}"
     )
     if tale.edited:
@@ -472,7 +474,7 @@ def digest(memory: Memory, now: float) -> str | None:
         else:
             state = "no fix recorded"
         last = _when(tale.failures[-1].ts)[5:]
-        line = f"- `{_short(tale.title, 60)}` failed {count}x, last {last}; {state}"
+        line = f"- {code_span(_short(tale.title, 60))} failed {count}x, last {last}; {state}"
         if size + len(line) + 1 > DIGEST_CHARS:
             lines.append(f"- and {len(stories) - len(lines) + 1} more (`nexusmem query failed`)")
             break
