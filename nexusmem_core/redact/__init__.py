@@ -206,12 +206,33 @@ def _context_pass(text: str, tally: dict[str, int], where: Scan) -> tuple[str, i
     return "".join(pieces), found + count
 
 
+def _may_fit(rule: Rule, text: str, start: int, stretches: dict[str, tuple[int, int]]) -> bool:
+    """Whether ``rule`` (one with a :attr:`Rule.blob`) is worth trying with its body at
+    ``start``: the first time a stretch of its alphabet is reached, and only if it is as long
+    as the format allows.
+
+    The body is the whole stretch, so its length decides; and a start inside a stretch already
+    tried is a piece of that blob, not a token of its own (tried, each later start would match
+    the blob's last ``most`` characters, one more piece per pass). ``stretches`` holds per rule
+    the ``(start, end)`` of the stretch last measured; token starts come in order, so each
+    stretch is measured once.
+    """
+    known = stretches.get(rule.name)
+    if known is not None and known[0] <= start < known[1]:
+        return False
+    end = rule.blob_end(text, start)
+    stretches[rule.name] = (start, end)
+    _, least, most = rule.blob  # type: ignore[misc]  (a blob rule, see the caller)
+    return least <= end - start <= most
+
+
 def _token_pass(text: str, tally: dict[str, int], heads: list[int]) -> tuple[str, int]:
     """One pass of the token formats over ``heads`` (from :func:`.scan.scan`): a run is tried
     against the formats whose prefix it starts with."""
     spans: list[tuple[int, int]] = []
     reached = 0
     lengths = LENGTHS_BY_HEAD
+    stretches: dict[str, tuple[int, int]] = {}  # see _may_fit
     for at in heads:
         if at < reached:
             continue
@@ -220,6 +241,8 @@ def _token_pass(text: str, tally: dict[str, int], heads: list[int]) -> tuple[str
             if rules is None:
                 continue
             for rule in rules:
+                if rule.blob is not None and not _may_fit(rule, text, at + length, stretches):
+                    continue
                 match = rule.pattern.match(text, at)
                 if match is not None:
                     spans.append((at, match.end()))

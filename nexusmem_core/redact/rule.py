@@ -93,6 +93,14 @@ class Rule:
     ``accept``, when set, is asked whether a matched secret really is one (an entropy test for
     unprefixed values next to a keyword); a refused match is left as it is.
 
+    ``blob``, for a token format whose body may run on past a run of token characters (base64's
+    ``+``, ``/`` and ``=``), is that body's ``(alphabet, least, most)``: the body is the whole
+    stretch of ``alphabet`` after the prefix, and the format matches only when that stretch is
+    ``least`` to ``most`` characters long. Every token start inside one stretch shares its end,
+    so the engine finds the end once (:meth:`blob_end`) and tries the pattern only where it can
+    match: tried at each start, a stretch of ``n`` characters with a start every few would cost
+    ``n`` times ``most`` steps of backtracking.
+
     ``pattern`` is compiled from ``regex`` and ``flags`` on first use, then kept. Python's regex
     compiler costs about 2 microseconds per pattern character, ~10 ms for the whole table, which
     would be most of a shell hook's import; lazily, a process pays only for the rules its
@@ -101,8 +109,8 @@ class Rule:
     """
 
     __slots__ = (
-        "_pattern", "accept", "example", "expected", "flags", "folded", "group", "name",
-        "prefixes", "regex", "run", "triggers",
+        "_blob", "_pattern", "accept", "blob", "example", "expected", "flags", "folded", "group",
+        "name", "prefixes", "regex", "run", "triggers",
     )  # fmt: skip
 
     def __init__(
@@ -117,12 +125,14 @@ class Rule:
         prefixes: tuple[str, ...] = (),
         accept: Callable[[str], bool] | None = None,
         run: int = 0,
+        blob: tuple[str, int, int] | None = None,
     ) -> None:
         self.name, self.regex, self.example, self.expected = name, regex, example, expected
         self.triggers, self.group, self.flags = triggers, group, flags
-        self.prefixes, self.accept, self.run = prefixes, accept, run
+        self.prefixes, self.accept, self.run, self.blob = prefixes, accept, run, blob
         self.folded = bool(flags & re.IGNORECASE) and not prefixes
         self._pattern: re.Pattern[str] | None = None
+        self._blob: re.Pattern[str] | None = None
 
     def __repr__(self) -> str:
         return f"Rule({self.name!r})"
@@ -136,6 +146,15 @@ class Rule:
             else:
                 self._pattern = re.compile(self.regex, self.flags)
         return self._pattern
+
+    def blob_end(self, text: str, start: int) -> int:
+        """Where the stretch of the :attr:`blob` alphabet starting at ``start`` ends."""
+        if self._blob is None:
+            assert self.blob is not None
+            self._blob = re.compile(f"[{self.blob[0]}]*+")
+        match = self._blob.match(text, start)
+        assert match is not None  # `*` matches the empty stretch too
+        return match.end()
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         """The matches of the rule in ``text``; their spans are positions in ``text`` (their
@@ -172,14 +191,22 @@ def token_rule(
     expected: str,
     *,
     flags: int = 0,
+    blob: tuple[str, int, int] | None = None,
 ) -> Rule:
     """A token format: one of ``prefixes`` (exact case), then ``body`` (a regex).
 
     The token must not continue a longer run of token characters on either side, so the body
     should end with what may not follow it (most formats: ``(?![A-Za-z0-9_-])``). The whole
     token is the secret.
+
+    With ``blob`` (``(alphabet, least, most)``, see :class:`Rule`), the body starts with
+    ``least`` to ``most`` characters of ``alphabet`` and ``body`` is only what follows them,
+    which must refuse to be followed by any character of ``alphabet``.
     """
+    if blob is not None:
+        alphabet, least, most = blob
+        body = f"[{alphabet}]{{{least},{most}}}" + body
     alternation = "|".join(re.escape(prefix) for prefix in prefixes)
     regex = rf"(?<![A-Za-z0-9_.-])(?:{alternation}){body}"
     triggers = tuple(dict.fromkeys(prefix.lower() for prefix in prefixes))
-    return Rule(name, regex, example, expected, triggers, 0, flags | re.ASCII, prefixes)
+    return Rule(name, regex, example, expected, triggers, 0, flags | re.ASCII, prefixes, blob=blob)

@@ -261,6 +261,37 @@ def _line_starts(lowered: str, long: list[tuple[int, int]], found: set[str]) -> 
                 break
             at = find(root, end)
     _rare_starts(lowered, starts, found)
+    _run_starts(lowered, long, starts, found)
+    return starts
+
+
+def _long_runs(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of every run of token characters of ``text`` long enough for a
+    run-triggered rule (``Rule.run``), found with ``bytes.find`` in C."""
+    classes = _classes(text)
+    find, needle, least = classes.find, b" " + b"a" * _RUN_LEAST, _RUN_LEAST
+    long: list[tuple[int, int]] = []
+    at = find(needle)
+    while at != -1:
+        end = find(b" ", at + least + 1)  # the run ends at `end - 1`
+        if end == -1:
+            long.append((at, len(text)))
+            break
+        long.append((at, end - 1))
+        at = find(needle, end)
+    return long
+
+
+def _run_starts(
+    lowered: str, long: list[tuple[int, int]], starts: list[int], found: set[str]
+) -> None:
+    """Add to ``starts`` the start of each of the ``long`` runs that holds a run-triggered
+    rule's trigger and is as long as that rule needs, and the rule's name to ``found``.
+
+    A run is searched once per trigger, never once per occurrence: a trigger can overlap itself
+    (``aa`` occurs at every character of a run of ``a``, base64 of zero bytes), and finding each
+    occurrence, then its run, would cost the square of the run's length.
+    """
     for start, end in long:
         run = lowered[start:end]
         size = end - start
@@ -268,7 +299,6 @@ def _line_starts(lowered: str, long: list[tuple[int, int]], found: set[str]) -> 
             if size >= least and trigger in run:
                 starts.append(start)
                 found.add(name)
-    return starts
 
 
 def _urls(lowered: str) -> list[int]:
@@ -316,17 +346,16 @@ class Scan:
 # marker are made of token characters, so they read there as in the lowercase text; a token
 # prefix, lowercased, follows the space before the run it starts. What each literal found says
 # (a role, a name and a number): a prefix; a root of the line rules, which can be part of a
-# match (see _followed) when not followed by a letter, or by a continuation; a run-triggered
-# rule's trigger, if the run holding it is that long; a webhook rule's trigger, which then may
-# be in a URL's host; a whole-text rule's trigger. The rest (`://`, the roots holding `~`) are
-# found with str.find, as without the library.
+# match (see _followed) when not followed by a letter, or by a continuation; a webhook rule's
+# trigger, which then may be in a URL's host; a whole-text rule's trigger. Run-triggered rules'
+# triggers are not among them: they overlap themselves (`aa`), so a run of one letter would
+# give a hit per character; the few long runs are searched for them instead (_run_starts). The
+# rest (`://`, the roots holding `~`) are found with str.find, as without the library.
 _KEPT = bytes(i if i in _TOKEN_CHARS else 0x20 for i in range(256))
-_PREFIX, _ROOT, _RUN, _HOST, _WHOLE = range(5)
+_PREFIX, _ROOT, _HOST, _WHOLE = range(4)
 _ROLES: dict[bytes, list[tuple[int, str, int]]] = {}
 for _root in _COMMON_ROOTS:
     _ROLES.setdefault(_root.encode("ascii"), []).append((_ROOT, _root, len(_root)))
-for _least, _trigger, _name in _RUN_RULES:
-    _ROLES.setdefault(_trigger.encode("ascii"), []).append((_RUN, _name, _least))
 for _role, _rules in ((_HOST, _HOST_RULES), (_WHOLE, _TEXT_RULES)):
     for _rule in _rules:
         for _trigger in _rule.triggers:
@@ -335,7 +364,7 @@ assert all(literal.translate(_KEPT) == literal for literal in _ROLES), "a separa
 for _prefix in BY_PREFIX:
     _literal = b" " + _prefix.lower().encode("ascii").translate(_KEPT)
     _ROLES.setdefault(_literal, []).append((_PREFIX, "", 0))
-del _root, _least, _trigger, _name, _role, _rules, _rule, _prefix, _literal
+del _root, _trigger, _role, _rules, _rule, _prefix, _literal
 _LITERAL_ROLES = tuple(_ROLES.values())
 _LITERALS = Literals(tuple(_ROLES))
 
@@ -356,7 +385,7 @@ def _found_scan(text: str, lowered: str, hits: list[tuple[int, int, int]], space
     """
     # `spaced` has a space in front, as the runs' class map does: a hit's `at` there is the
     # text's `at - 1`, and the space before a run is where the run starts in the text.
-    find, rfind, heads, known = spaced.find, spaced.rfind, set(), LENGTHS_BY_HEAD
+    find, heads, known = spaced.find, set(), LENGTHS_BY_HEAD
     lines: list[int] = []
     keys: set[str] = set()
     hosted: set[str] = set()
@@ -377,16 +406,12 @@ def _found_scan(text: str, lowered: str, hits: list[tuple[int, int, int]], space
                 ):
                     lines.append(at - 1)
                     keys.add(name)
-            elif role == _RUN:
-                start, end = rfind(b" ", 0, at), find(b" ", at)  # the run holding the trigger
-                if (end - 1 if end != -1 else len(text)) - start >= number:
-                    lines.append(start)
-                    keys.add(name)
             elif role == _HOST:
                 hosted.add(name)
             else:
                 whole.add(name)
     _rare_starts(lowered, lines, keys)
+    _run_starts(lowered, _long_runs(text), lines, keys)
     urls = _urls(lowered)
     host_rules = tuple(rule for rule in _HOST_RULES if rule.name in hosted)
     return Scan(lowered, sorted(heads), lines, keys, urls, whole, host_rules)

@@ -31,6 +31,9 @@ _END = r"(?![A-Za-z0-9_-])"
 # What may not follow a base64 token: `+`, `/` and `=` continue it too.
 _B64_END = r"(?![A-Za-z0-9_+/=-])"
 
+# The base64 alphabet, as the body of a long token (a `blob`, see Rule) is made of it.
+_B64 = "A-Za-z0-9+/"
+
 
 # GitLab's tokens: personal, deploy, pipeline trigger, runner, OAuth application secret, CI job,
 # feed, feature flag, incoming mail, agent and SCIM tokens.
@@ -66,16 +69,17 @@ TOKEN_RULES: tuple[Rule, ...] = (
     token_rule(
         "aws_bedrock_api_key",
         ("ABSKQmVkcm9ja0FQSUtleS",),
-        r"[A-Za-z0-9+/]{91,251}={0,2}" + _B64_END,
+        r"={0,2}" + _B64_END,
         "aws bedrock-runtime converse --model-id claude  # key ABSKQmVk"
         "cm9ja0FQSUtleS0zbnE1LWF0LTI5OTQzNTg2MjU0MjoqHfW7qfFgSFGuoNychW"
         "pyO1819liU6jtix3GWheOi8mOiSy5pZ+cb/x4SE3gWRPtRFA8ZW0eUk96Czh0=",
         "aws bedrock-runtime converse --model-id claude  # key [REDACTED]",
+        blob=(_B64, 91, 251),
     ),
     token_rule(
         "aws_bedrock_short_term_key",
         ("bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t",),
-        r"[A-Za-z0-9+/]{40,8192}={0,2}" + _B64_END,
+        r"={0,2}" + _B64_END,
         "echo bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29tLz9BY3Rpb249Q2FsbFdpdGhCZ"
         "WFyZXJUb2tlbiZYLUFtei1BbGdvcml0aG09QVdTNC1ITUFDLVNIQTI1NiZYLUFtei1DcmVkZW5"
         "0aWFsPUFTSUFMOTRNR01ISFgzQlJKV1RGJTJGMjAyNjAxMDElMkZ1cy1lYXN0LTElMkZiZWRyb"
@@ -83,6 +87,7 @@ TOKEN_RULES: tuple[Rule, ...] = (
         "pcmVzPTQzMjAwJlgtQW16LVNpZ25hdHVyZT0xNzNmNjRjNTkwMDA3OGIxZTUwMmMwZjJlOGQ5Z"
         "WNhZmM4ZWIxNDMzZjEzYjFjZTk2MDNmNjZmYmZmNTQ3MmJjJlZlcnNpb249MQ== | pbcopy",
         "echo [REDACTED] | pbcopy",
+        blob=(_B64, 40, 8192),
     ),
     token_rule(
         "github_token",
@@ -168,12 +173,13 @@ TOKEN_RULES: tuple[Rule, ...] = (
             "ZXlKbGJtTWlPaU",
             "ZXlKNE5YUWlPaU",
         ),
-        r"[A-Za-z0-9+/]{40,16384}={0,2}" + _B64_END,
+        r"={0,2}" + _B64_END,
         'kubectl patch secret ci-deployer -p \'{"data":{"jwt":"ZXlKaGJHY2lPaUpTVXpJMU'
         "5pSXNJbXRwWkNJNkluTm9USGhtTjBoNmFtdEJTSEJMUVVNaWZRLmV5SnpkV0lpT2lKemVYTjBaV"
         "zA2YzJWeWRtbGpaV0ZqWTI5MWJuUTZZMms2WkdWd2JHOTVaWElpTENKcFlYUWlPakUzTXpVMk9E"
         "azJNREI5LmxQc09HMUxDYUt6d2tpenhiQVBjbUdrWUdCd0xWNFRjWmJpYnd1UUM3ekU=\"}}'",
         'kubectl patch secret ci-deployer -p \'{"data":{"jwt":"[REDACTED]"}}\'',
+        blob=(_B64, 40, 16384),
     ),
     # Anthropic API and admin keys; other `sk-` keys fall through to `openai_anthropic_key`.
     token_rule(
@@ -270,7 +276,7 @@ TOKEN_RULES: tuple[Rule, ...] = (
     token_rule(
         "onepassword_service_account_token",
         ("ops_eyJ",),
-        r"[A-Za-z0-9+/]{250,8192}={0,3}" + _B64_END,
+        r"={0,3}" + _B64_END,
         "printf %s ops_eyJzaWduSW5BZGRyZXNzIjoibXkuMXBhc3N3b3JkLmNvbSIsInVzZXJBdXRoIjp7Im1l"
         "dGhvZCI6IlNSUGctNDA5NiIsImFsZyI6IlBCRVMyZy1IUzI1NiIsIml0ZXJhdGlvbnMiOjY1MDAwMCwic2"
         "FsdCI6InFCazZCVml4VkxSRWRRcV93dVlDdTAifSwiZW1haWwiOiJqcTlha204OWlmd3RjQDFwYXNzd29y"
@@ -283,6 +289,7 @@ TOKEN_RULES: tuple[Rule, ...] = (
         "ZTM2MTc4MDVmNzM4IiwidXVpZCI6IkNDQ0lWV1MyMlcxSjJZUUlJVkhaVkdBQ01SIn0sImRldmljZVV1aW"
         "QiOiI2M3FndzU2MmRqN3RuY2J6eWhpMnZuNDl5ayJ9 | op inject -i tpl.env -o .env",
         "printf %s [REDACTED] | op inject -i tpl.env -o .env",
+        blob=(_B64, 250, 8192),
     ),
     token_rule(
         "adobe_client_secret",
@@ -439,11 +446,12 @@ TOKEN_RULES: tuple[Rule, ...] = (
     token_rule(
         "dropbox_short_lived_token",
         ("sl.u.", "sl."),
-        r"[A-Za-z0-9_=-]{135,1400}(?![A-Za-z0-9_=-])",
+        r"(?![A-Za-z0-9_=-])",
         "rclone config create dbx dropbox access sl.uEYp0FLuB5ZnMCkWw"
         "rWpn22EmrbLoqxIjHP4d1RdwuXsdLsd5Xci1YBCi8vOGP5r4733jGbjpMlIk"
         "cFIpaQCleSO_T5wd9En4JA2ciYWDpuZ0vKlY-WvOhmbPJ7b3E2amzuCCGhi",
         "rclone config create dbx dropbox access [REDACTED]",
+        blob=("A-Za-z0-9_=-", 135, 1400),
     ),
     token_rule(
         "duffel_token",
@@ -501,12 +509,13 @@ TOKEN_RULES: tuple[Rule, ...] = (
     token_rule(
         "flyio_macaroon",
         ("fm1a_", "fm1r_", "fm2_"),
-        r"[A-Za-z0-9+/]{100,8192}={0,3}" + _B64_END,
+        r"={0,3}" + _B64_END,
         "gh secret set FLY_DEPLOY --body 'FlyV1 fm2_lJPECQRsTKHzB+IwjTvJ3JyEeJC7z"
         "oMOmwKatwkiZ1Tg9trqJkhgg1RRtHHe6RSibjGp6z80w/IlGoAvSW5RcXiRKhliYiBK3372S"
         "OwB1LxGmDbBFvap8xiqegB0u1OthZdqqlMPlIKWsIT09i7sSdXNFY43RjqIsy54xi1Ep17PT"
         "JYeY7VXXdn9DdYaPpNHRKkN/d5hrsrjAyAhxB+Orgb9N/4nH8wHApR+FbbqEH+fbTzCpTdk'",
         "gh secret set FLY_DEPLOY --body 'FlyV1 [REDACTED]'",
+        blob=(_B64, 100, 8192),
     ),
     token_rule(
         "frameio_token",

@@ -5,8 +5,11 @@ pattern is a hang of the hook or the sync) and must catch every secret of a know
 
 from __future__ import annotations
 
+import gc
 import string
+import time
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -126,6 +129,63 @@ _AFTER = ["", " ", "\n", "'", '"', ";", ")", ",", "@github.com/a/b.git"]
 def test_a_secret_of_a_known_shape_never_survives(secret: str, before: str, after: str) -> None:
     text = f"{before}{secret}{after}"
     assert secret not in redact(text), text
+
+
+# --- Cost linear in the text, on any shape ------------------------------------------------------
+
+# One unit of each shape, repeated to the size measured: a run of each printable character
+# (base64 of zero bytes is a run of `A`), long base64 and hex, nested quotes, `=` runs and
+# keywords repeated; and for every rule, each of its literals glued to more of a token's
+# characters by one that is not (`+`: a token start every 14 characters, the body of a base64
+# format running across them), and its example.
+LINEAR_SHAPES: dict[str, str] = {f"run of {char!r}": char for char in string.printable} | {
+    "base64": "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIz+/",
+    "hex": "0123456789abcdef",
+    "nested quotes": "'\"`'\"",
+    "quoted words": "\"'a'\" ",
+    "key= repeated": "key=",
+    "token: repeated": "token: ",
+    "header repeated": "Authorization: Bearer ",
+}
+for _rule in RULES:
+    for _literal in dict.fromkeys((*_rule.prefixes, *_rule.triggers)):
+        LINEAR_SHAPES[f"{_rule.name} {_literal!r}"] = _literal + "Aa0Aa0Aa0Aa0+"
+    LINEAR_SHAPES[f"{_rule.name} example"] = _rule.example
+
+# Twice the text may cost up to this many times as much (linear: 4; quadratic: 16); the rest is
+# slack for a loaded machine.
+_GROWTH = 8
+_SIZE = 32_768
+
+
+def _cpu(text: str, times: int) -> float:
+    """The least CPU time of ``times`` redactions of ``text``: noise only ever adds."""
+    best = float("inf")
+    for _ in range(times):
+        start = time.process_time()
+        redact(text)
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def _sized(unit: str, size: int) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+@pytest.mark.parametrize("unit", LINEAR_SHAPES.values(), ids=list(LINEAR_SHAPES))
+def test_redaction_cost_grows_linearly_with_the_text(unit: str) -> None:
+    # Four times the text, in one process, against the same shape: a pattern backtracking over
+    # a long token, or a scan per occurrence of a literal, costs sixteen times as much.
+    redact(_sized(unit, 1000))  # compiles the patterns this shape reaches
+    gc.disable()
+    try:
+        small = _cpu(_sized(unit, _SIZE), 3)
+        large = _cpu(_sized(unit, 4 * _SIZE), 1)
+        if large > _GROWTH * small:  # measured once, it may have been interrupted: confirm
+            large = min(large, _cpu(_sized(unit, 4 * _SIZE), 2))
+    finally:
+        gc.enable()
+    assert large <= _GROWTH * small, f"{large / small:.1f} times the cost for 4 times the text"
 
 
 TARGETS = {"redaction": Target(texts, check_redaction)}
