@@ -61,6 +61,7 @@ def _said(err: Exception) -> str:
         NotAGitRepositoryError,
         NotInitialisedError,
         StoreError,
+        UntrustedWorkspaceError,
         UsageError,
     )
 
@@ -70,6 +71,8 @@ def _said(err: Exception) -> str:
         return f"{err}: run NexusMem in a repository or pass -C <path>"
     if isinstance(err, NotInitialisedError):
         return f"{err}: run `nexusmem init` (or `nexusmem sync` after it) in that repository"
+    if isinstance(err, UntrustedWorkspaceError):
+        return f"{err}; then run `nexusmem init` for memory of your own"
     if isinstance(err, UsageError) and err.argument:
         return f"--{err.argument.replace('_', '-')}: {err.message}"
     return str(err)
@@ -366,16 +369,39 @@ def _print_report(report: Any, as_json: bool) -> None:
     _warn(report.warnings if hasattr(report, "warnings") else [])
 
 
+FORGET_MAX_CHARS = 4096  # a value is matched within one line; a longer one is a mistake
+
+
 def _value_to_forget(args: argparse.Namespace) -> str:
-    """The value from the command line, else asked for (not echoed) or read from stdin, so
-    that it need not go into the shell's history."""
+    """The value to forget: from the command line, from stdin with ``--stdin``, else asked for
+    without echo on a terminal. The last two keep it out of the shell's history and out of
+    ``/proc/<pid>/cmdline``; no error below repeats it."""
+    from nexusmem_core.errors import UsageError
+
     if args.value is not None:
         return str(args.value)
+    if args.stdin:
+        # Past the bound by a line ending and one character: enough to tell a value over it.
+        try:
+            value = sys.stdin.read(FORGET_MAX_CHARS + 3)
+        except UnicodeDecodeError:
+            raise UsageError("forget --stdin: the input is not UTF-8 text") from None
+        value = value[:-1] if value.endswith("\n") else value
+        value = value[:-1] if value.endswith("\r") else value
+        if len(value) > FORGET_MAX_CHARS:
+            raise UsageError(
+                f"forget --stdin: the value is longer than {FORGET_MAX_CHARS} characters; "
+                "give the part of it that is secret"
+            )
+        return value
     if sys.stdin.isatty():
         import getpass
 
         return getpass.getpass("value to forget (not shown): ")
-    return sys.stdin.read().rstrip("\r\n")
+    raise UsageError(
+        "forget: no VALUE and no terminal to ask on: pipe the value in with "
+        "`nexusmem forget --stdin`"
+    )
 
 
 async def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
@@ -383,8 +409,11 @@ async def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
     from nexusmem_core.errors import UsageError
 
     reading = bool(args.list or args.export)
-    if args.value is not None and (reading or args.import_file):
+    if args.value is not None and args.stdin:
+        raise UsageError("forget: give the value on the command line or with --stdin, not both")
+    if (args.value is not None or args.stdin) and (reading or args.import_file):
         raise UsageError("forget: give a value, or --list, --export or --import, not both")
+    value = "" if reading or args.import_file else _value_to_forget(args)
     report: Any
     async with _engine(settings, args, read_only=reading or not args.yes) as engine:
         if args.list:
@@ -401,7 +430,7 @@ async def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
         else:
             report = await handlers.forget(
                 engine,
-                _value_to_forget(args),
+                value,
                 regex=args.regex,
                 ignore_case=args.ignore_case,
                 reason=args.reason,
@@ -477,7 +506,7 @@ async def cmd_scan_structure(settings: Settings, args: argparse.Namespace) -> in
     from nexusmem_core.engine import read_project
 
     # A dry run works before init and creates nothing.
-    repo, config = await read_project(Path(args.C))
+    repo, config = await read_project(settings, Path(args.C))
     graph = await handlers.scan_structure(repo, config, args.limit)
     if args.json:
         _print_json(graph)
@@ -500,7 +529,7 @@ def _scan(source: str) -> Callable[[Settings, argparse.Namespace], Awaitable[int
         from nexusmem_core.engine import read_project
 
         # A dry run works before init and creates nothing.
-        repo, config = await read_project(Path(args.C))
+        repo, config = await read_project(settings, Path(args.C))
         rows = await handlers.scan(settings, repo, config, source, args.limit)
         if args.json:
             _print_json(rows)
@@ -536,7 +565,7 @@ async def cmd_scan_conversation(settings: Settings, args: argparse.Namespace) ->
     from nexusmem_core.engine import read_project
 
     # A dry run works before init and creates nothing.
-    repo, config = await read_project(Path(args.C))
+    repo, config = await read_project(settings, Path(args.C))
     found = await handlers.scan_conversation(settings, repo, config, args.limit)
     if args.json:
         _print_json(found)
@@ -558,7 +587,7 @@ async def cmd_scan_github(settings: Settings, args: argparse.Namespace) -> int:
     from nexusmem_core.engine import read_project
 
     # A dry run works before init and creates nothing.
-    repo, config = await read_project(Path(args.C))
+    repo, config = await read_project(settings, Path(args.C))
     found = await handlers.scan_github(repo, config, args.limit)
     note = found["github"]
     if not note.startswith("ok") and not found["threads"]:
@@ -905,9 +934,21 @@ def _trust_commands(
         description="Delete every node of this repository's memory whose title, body, paths "
         "or metadata hold VALUE (where it does not cut a word in two), with its vector and "
         "index entries, and add VALUE to the deny list so no sync ingests it again. A dry run "
-        "unless --yes. Without VALUE it is asked for, so it stays out of your shell history.",
+        "unless --yes. Give it with --stdin, or leave it out to be asked for without echo: "
+        "on the command line it goes into your shell history and, while forget runs, into "
+        "the process list any local user can read.",
     )
-    p.add_argument("value", nargs="?", metavar="VALUE", help="the text to forget")
+    p.add_argument(
+        "value",
+        nargs="?",
+        metavar="VALUE",
+        help="the text to forget (better: --stdin, or leave it out to be asked)",
+    )
+    p.add_argument(
+        "--stdin",
+        action="store_true",
+        help="read the value from standard input (one value; a trailing newline is dropped)",
+    )
     p.add_argument("--regex", action="store_true", help="VALUE is a regular expression")
     p.add_argument("--ignore-case", action="store_true", help="match any letter case")
     p.add_argument("--reason", metavar="TEXT", help="why, shown by --list")

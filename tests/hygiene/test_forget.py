@@ -3,9 +3,11 @@ stay, and no sync brings the value back, here or (after an import) in another cl
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import pty
 import random
 import sqlite3
 import subprocess
@@ -20,7 +22,7 @@ from nexusmem_core.collectors.shell.record import build_record
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import open_engine
 
-from ..conftest import Repo, run_cli
+from ..conftest import NEXUSMEM, Repo, run_cli
 from ..crash import Memory
 from ..crash_forget import copies, forget_kills, kill_times, plant, timing
 from ..fake_ollama import FakeOllama
@@ -208,10 +210,65 @@ def test_a_pattern_that_backtracks_neither_hangs_forget_nor_a_later_sync(
     assert not filter_.matches(["plain text"]) and filter_.timed_out == 0
 
 
-def test_the_value_can_be_given_on_stdin_to_keep_it_out_of_shell_history(repo: Repo, home: Path):
+def test_stdin_gives_the_value_out_of_argv_history_and_logs(repo: Repo, home: Path):
     path = synced(repo, home)
-    out = run_cli("forget", "-C", str(path), input=SECRET + "\n")
-    assert out.stdout.startswith("would forget 3 node(s)")
+    debug = {"NEXUSMEM_LOG_LEVEL": "DEBUG"}
+    dry = run_cli("forget", "--stdin", "-C", str(path), input=SECRET + "\n", env=debug)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.startswith("would forget 3 node(s)")
+    done = run_cli("forget", "--stdin", "--yes", "-C", str(path), input=SECRET + "\r\n", env=debug)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("forgot 3 node(s)")
+    assert SECRET not in dry.stdout + dry.stderr + done.stdout + done.stderr
+    assert SECRET not in " ".join(done.args)
+    assert cli(path, "query", "staging login").stdout.count(SECRET) == 0
+
+
+def test_stdin_takes_one_bounded_value_and_never_repeats_it(repo: Repo, home: Path):
+    path = synced(repo, home)
+    before = table(path, "select count(*) from nodes")
+    long = SECRET * 300  # 4,800 characters: past the bound
+    over = run_cli("forget", "--stdin", "--yes", "-C", str(path), input=long + "\n")
+    two = run_cli("forget", "--stdin", "--yes", "-C", str(path), input=f"{SECRET}\nsecond\n")
+    both = run_cli("forget", SECRET, "--stdin", "-C", str(path), input=SECRET)
+    for done, says in (
+        (over, "error: forget --stdin: the value is longer than 4096 characters"),
+        (two, "error: forget: a value is matched within one line"),
+        (both, "error: forget: give the value on the command line or with --stdin, not both"),
+    ):
+        assert done.returncode == 1 and done.stdout == ""
+        assert done.stderr.startswith(says) and done.stderr.count("\n") == 1
+        assert SECRET not in done.stderr
+    assert table(path, "select count(*) from nodes") == before
+
+
+def test_without_a_value_or_a_terminal_it_says_to_pipe_it(repo: Repo, home: Path):
+    path = synced(repo, home)
+    done = run_cli("forget", "--yes", "-C", str(path), input=SECRET + "\n")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (
+        "error: forget: no VALUE and no terminal to ask on: pipe the value in with "
+        "`nexusmem forget --stdin`\n"
+    )
+    assert table(path, "select count(*) from deny_list") == [(0,)]
+
+
+def test_on_a_terminal_the_value_is_asked_for_without_echo(repo: Repo, home: Path):
+    path = synced(repo, home)
+    pid, terminal = pty.fork()
+    if pid == 0:  # the child: nexusmem on a terminal of its own
+        os.execv(NEXUSMEM, [NEXUSMEM, "forget", "-C", str(path)])
+    seen = b""
+    while b"not shown" not in seen:
+        seen += os.read(terminal, 1024)
+    os.write(terminal, SECRET.encode() + b"\n")
+    with contextlib.suppress(OSError):  # EIO once the child has closed the terminal
+        while chunk := os.read(terminal, 1024):
+            seen += chunk
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, seen
+    assert b"would forget 3 node(s)" in seen
+    assert SECRET.encode() not in seen
 
 
 CRASH = """
