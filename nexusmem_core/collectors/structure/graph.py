@@ -120,8 +120,4 @@ def extractor(language: str) -> ModuleType:
 
 
 def _read(listing: Listing, path: str) -> str | None:
-    try:
-        data = (listing.tree.root / path).read_bytes()
-    except OSError:
-        return None  # gone since it was listed
-    return data.decode("utf-8", "replace")
+    return listing.tree.read(path)  # None: gone since it was listed

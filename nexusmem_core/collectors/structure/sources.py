@@ -9,7 +9,6 @@ any file over ``MAX_BYTES``: a generated bundle says nothing about how the code 
 from __future__ import annotations
 
 import hashlib
-import os
 import posixpath
 import time
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from ..diffs import is_skipped_path
 from ..git import git
+from ..worktree import WorkTree
 
 __all__ = ["LANGUAGES", "MAX_BYTES", "Listing", "Tree", "language_of", "list_tree"]
 
@@ -54,6 +54,7 @@ class Tree:
     root: Path
     paths: frozenset[str]
     _dirs: dict[str, list[str]] | None = field(default=None, repr=False)
+    _files: WorkTree | None = field(default=None, repr=False)
 
     def files_in(self, directory: str) -> list[str]:
         """The files directly in ``directory`` ("" for the top), sorted."""
@@ -64,12 +65,12 @@ class Tree:
         return self._dirs.get(directory, [])
 
     def read(self, path: str) -> str | None:
-        """A small file's text (a manifest), or None if it cannot be read."""
-        try:
-            data = (self.root / path).read_bytes()[:MAX_BYTES]
-        except OSError:
-            return None
-        return data.decode("utf-8", "replace")
+        """A file's text, its first ``MAX_BYTES``; None when it cannot be read or leads out
+        of the work tree (collectors/worktree.py)."""
+        if self._files is None:
+            self._files = WorkTree(self.root)
+        read = self._files.read(path, MAX_BYTES)
+        return None if isinstance(read, str) else read[0].decode("utf-8", "replace")
 
 
 @dataclass
@@ -103,14 +104,13 @@ async def list_tree(root: Path, skip_globs: tuple[str, ...] = ()) -> Listing:
     h = hashlib.sha256("\x00".join(paths).encode("utf-8", "surrogateescape"))
     candidates: dict[str, tuple[int, int]] = {}
     too_large = 0
-    top = str(root)
+    files = WorkTree(root)
     for path in paths:
         lang = language_of(path)
         if lang is None and path.rpartition("/")[2] not in MANIFESTS:
             continue
-        try:
-            st = os.stat(f"{top}/{path}")
-        except OSError:
+        # A link out of the work tree, a FIFO or a device is no source: never read.
+        if (st := files.stat(path)) is None:
             continue
         h.update(f"\x00{path}\x00{st.st_size}\x00{st.st_mtime_ns}".encode("utf-8", "replace"))
         if lang is None:
@@ -119,4 +119,5 @@ async def list_tree(root: Path, skip_globs: tuple[str, ...] = ()) -> Listing:
             too_large += 1
         else:
             candidates[path] = (st.st_size, st.st_mtime_ns)
-    return Listing(Tree(root, frozenset(paths)), candidates, too_large, h.hexdigest(), started)
+    tree = Tree(root, frozenset(paths), _files=files)
+    return Listing(tree, candidates, too_large, h.hexdigest(), started)

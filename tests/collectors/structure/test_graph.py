@@ -299,3 +299,23 @@ async def test_a_build_reads_again_only_the_files_that_changed(make_repo):
     changed, cache = build_graph(await list_tree(repo.path), cache)
     assert changed.read == 1 and "b.py" not in cache
     assert {(e.src, e.dst) for e in changed.edges} == {("a.py", "b.py"), ("b.py", "c.py")}
+
+
+async def test_a_source_linked_out_of_the_work_tree_or_a_fifo_is_never_read(make_repo, tmp_path):
+    """A committed link to a file outside (its imports would be read from there) and a FIFO
+    where a module was (reading it would wait for ever) are left out of the graph."""
+    outside = tmp_path / "outside.py"
+    outside.write_text("from pkg import b\n")
+    repo = tree(make_repo, {"pkg/__init__.py": "", "pkg/b.py": "", "pkg/c.py": "from . import b\n"})
+    os.symlink(outside, repo.path / "pkg" / "evil.py")
+    os.symlink("c.py", repo.path / "pkg" / "alias.py")  # a link inside the tree is read
+    repo.commit("links")
+    (repo.path / "pkg" / "c.py").unlink()
+    os.mkfifo(repo.path / "pkg" / "c.py")
+    assert await edges_of(repo) == set()
+    (repo.path / "pkg" / "c.py").unlink()
+    (repo.path / "pkg" / "c.py").write_text("from . import b\n")
+    assert await edges_of(repo) == {
+        ("pkg/c.py", "pkg/b.py", "python"),
+        ("pkg/alias.py", "pkg/b.py", "python"),
+    }
