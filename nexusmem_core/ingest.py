@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import operator
 import os
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,11 +18,19 @@ import anyio.to_thread
 
 from .collectors.agent import AGENT_LOG
 from .collectors.diffs import FilePatch, is_skipped_path, walk_patches
-from .collectors.docs import SECTIONS_VERSION, Section, list_doc_files, parse_sections
+from .collectors.docs import (
+    MAX_DOC_BYTES,
+    SECTIONS_VERSION,
+    Section,
+    doc_text,
+    list_doc_files,
+    parse_sections,
+)
 from .collectors.git import Commit, RepoInfo, commit_signal, walk_commits
 from .collectors.shell import history, hooklog
 from .collectors.shell.nodes import hook_node, scraped_node
 from .collectors.shell.scope import inside, repository_roots
+from .collectors.worktree import WorkTree
 from .models import Node, cached
 from .redact import redact_many
 from .retrieval.asked import RATIONALE
@@ -226,10 +235,11 @@ async def diff_nodes(
 
 
 class DocFile:
-    """A tracked doc file as it is in the work tree."""
+    """A tracked doc file as it is in the work tree (its first ``MAX_DOC_BYTES``)."""
 
-    def __init__(self, path: str, text: str, digest: str, mtime: int) -> None:
+    def __init__(self, path: str, text: str, digest: str, mtime: int, cut: bool = False) -> None:
         self.path, self.text, self.digest, self.mtime = path, text, digest, mtime
+        self.cut = cut  # longer than MAX_DOC_BYTES: only its head was read
 
     @cached
     def sections(self) -> list[tuple[Section, str, str]]:
@@ -243,21 +253,37 @@ class DocFile:
         n = len(sections)
         return list(zip(sections, redacted[:n], redacted[n:], strict=True))
 
+    @property
+    def folded(self) -> bool:
+        """Whether it had more headings than MAX_SECTIONS (the rest are its last one's text)."""
+        return any(section.folded for section, _, _ in self.sections)
 
-async def read_doc_files(root: Path, config: ProjectConfig) -> list[DocFile]:
-    """Every tracked doc file that exists in the work tree (a deleted one is absent)."""
+
+async def read_doc_files(
+    root: Path, config: ProjectConfig, skipped: Counter[str] | None = None
+) -> list[DocFile]:
+    """Every tracked doc file that exists in the work tree (a deleted one is absent), each cut
+    at ``MAX_DOC_BYTES``. What is not read is counted in ``skipped`` by why: ``"binary"``, or
+    ``"outside"`` (a link leading out of the work tree, or into ``.git``: a cloned
+    repository's links are a stranger's), or ``"not a file"``."""
+    paths = await list_doc_files(root, config.sources.docs.extensions)
+    return await anyio.to_thread.run_sync(_read_docs, WorkTree(root), paths, skipped)
+
+
+def _read_docs(tree: WorkTree, paths: list[str], skipped: Counter[str] | None) -> list[DocFile]:
     files = []
-    for path in await list_doc_files(root, config.sources.docs.extensions):
-        full = root / path
-        try:
-            data = full.read_bytes()
-            mtime = int(full.stat().st_mtime)
-        except OSError:
+    for path in paths:
+        read = tree.read(path, MAX_DOC_BYTES)
+        text = None if isinstance(read, str) else doc_text(read[0])
+        if isinstance(read, str) or text is None:
+            if skipped is not None and read != "unreadable":  # unreadable: gone, as before
+                skipped[read if isinstance(read, str) else "binary"] += 1
             continue
+        data, cut, st = read
         # How the file is cut into sections is part of its digest: when that changes, every
         # doc file is parsed again once, not only those edited since.
         digest = hashlib.sha256(SECTIONS_VERSION + data).hexdigest()
-        files.append(DocFile(path, data.decode("utf-8", "replace"), digest, mtime))
+        files.append(DocFile(path, text, digest, int(st.st_mtime), cut))
     return files
 
 

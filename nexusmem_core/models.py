@@ -199,6 +199,8 @@ class SyncReport:
     reverts: int = 0  # revert commits linked to the commit they undo (nexusmem_core/reverts.py)
     docs_sections: int = 0
     docs_files_parsed: int = 0
+    docs_skipped: int = 0  # doc files not read: binary, a link out of the work tree (ingest.py)
+    docs_cut: int = 0  # doc files read in part: past MAX_DOC_BYTES or MAX_SECTIONS (docs.py)
     removed: int = 0
     shell: int = 0
     shell_mode: str = "off"  # hook, scraped, or off

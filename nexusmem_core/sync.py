@@ -6,6 +6,7 @@ import contextlib
 import os
 import re
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -527,7 +528,9 @@ async def _walk_beside(
 
     async def read_docs() -> None:
         nonlocal docs
-        docs = await ingest.read_doc_files(engine.repo.root, config)
+        skipped: Counter[str] = Counter()
+        docs = await ingest.read_doc_files(engine.repo.root, config, skipped)
+        _doc_skips(report, skipped)
         for doc in docs:
             doc.sections  # noqa: B018  (cut up now, while the walk runs; kept on the file)
             await anyio.lowlevel.checkpoint()  # the frames' writes go on between files
@@ -702,9 +705,11 @@ async def _sync_docs(
             "select path, content_hash, ts from doc_files where project_id = ?", (pid,)
         )
     }
-    current = (
-        read if read is not None else await ingest.read_doc_files(engine.repo.root, engine.config)
-    )
+    if read is None:
+        skipped: Counter[str] = Counter()
+        read = await ingest.read_doc_files(engine.repo.root, engine.config, skipped)
+        _doc_skips(report, skipped)
+    current = read
     # A file whose very path holds a forgotten value is not read at all: its sections would
     # be denied one by one, and its bookkeeping row would keep the path.
     current = [doc for doc in current if not (deny and deny.matches([doc.path]))]
@@ -730,6 +735,7 @@ async def _sync_docs(
         # A project that has no doc files yet has no sections either: its first sync.
         report.docs_sections += await upsert_nodes(db, nodes, new=not stored)
         report.docs_files_parsed += len(changed)
+        report.docs_cut += sum(doc.cut or doc.folded for doc, _ in changed)
         await db.executemany(
             "insert into doc_files (project_id, path, content_hash, ts) values (?, ?, ?, ?) "
             "on conflict(project_id, path) do update set content_hash = excluded.content_hash, "
@@ -746,6 +752,21 @@ async def _sync_docs(
         report.removed += await delete_nodes(db, [i for (i,) in rows])
         await db.execute("delete from doc_files where project_id = ? and path = ?", (pid, path))
     progress("docs", len(current))
+
+
+def _doc_skips(report: SyncReport, skipped: Counter[str]) -> None:
+    """Count the doc files not read, and say why in a note."""
+    report.docs_skipped += sum(skipped.values())
+    if skipped:
+        why = ", ".join(f"{count} {_SKIP_REASONS[reason]}" for reason, count in skipped.items())
+        report.notes.append(f"doc file(s) not read: {why}")
+
+
+_SKIP_REASONS = {
+    "binary": "binary (a NUL byte, or not UTF-8)",
+    "outside": "a link leading out of the work tree",
+    "not a file": "not a regular file",
+}
 
 
 async def _sync_shell(

@@ -11,8 +11,11 @@ from .changelog import is_changelog, plain_release_text, release_label, version_
 from .git import git
 
 __all__ = [
+    "MAX_DOC_BYTES",
+    "MAX_SECTIONS",
     "SECTIONS_VERSION",
     "Section",
+    "doc_text",
     "list_doc_files",
     "markdown_headings",
     "parse_markdown",
@@ -24,8 +27,19 @@ __all__ = [
 
 # Part of every doc file's digest (ingest.read_doc_files): raised when the way files are cut
 # into sections changes, so a memory made before re-parses them once. 2: release sections
-# keep their links' text, not their addresses.
-SECTIONS_VERSION = b"sections 2\n"
+# keep their links' text, not their addresses; 3: at most MAX_SECTIONS sections a file.
+SECTIONS_VERSION = b"sections 3\n"
+
+# A doc file's first 4 MiB are read, no more: hand-written docs are far smaller (the longest
+# changelogs run to a few hundred KB), and past this a file is generated or data named .md,
+# whose bulk would only crowd memory.
+MAX_DOC_BYTES = 4 << 20
+# Sections one file is cut into, at most; the headings after the last are kept as its text.
+# A long changelog has a few hundred releases; a file of 100k headings made 100k nodes.
+MAX_SECTIONS = 1000
+# A doc whose bytes are this much undecodable UTF-8 is not text: a Latin-1 page in French
+# has a few percent, a binary file about half.
+BINARY_RATIO = 0.1
 
 
 @dataclass
@@ -35,6 +49,19 @@ class Section:
     text: str  # the section's own text, heading line excluded
     label: str = ""  # what a title shows instead of the heading (a release's version and date)
     ts: int | None = None  # when the section says it happened (a release's date)
+    folded: int = 0  # headings past MAX_SECTIONS kept in its text instead of cut at
+
+
+def doc_text(data: bytes) -> str | None:
+    """A doc file's bytes as text; None when they are not text: a NUL byte, or more than
+    :data:`BINARY_RATIO` of them undecodable as UTF-8 (a few are replaced)."""
+    if b"\x00" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "replace")
+    return None if text.count("\ufffd") > len(data) * BINARY_RATIO else text
 
 
 # An ATX heading: the text (group 2) is runs of non-blanks and the blanks between them, less
@@ -139,13 +166,15 @@ def parse_markdown(text: str, fallback: str, keep_empty: bool = False) -> list[S
     """ATX and setext headings, ignoring lines inside fenced code blocks."""
     sections: list[Section] = []
     heading, level, lines = fallback, 0, list[str]()
+    folded = 0
     for line, found in markdown_headings(text.splitlines()):
-        if found is None:
+        if found is None or len(sections) == MAX_SECTIONS - 1:
             lines.append(line)
+            folded += found is not None
             continue
         sections.append(Section(heading, level, "\n".join(lines).strip()))
         heading, level, lines = found[0] or fallback, found[1], []
-    sections.append(Section(heading, level, "\n".join(lines).strip()))
+    sections.append(Section(heading, level, "\n".join(lines).strip(), folded=folded))
     return sections if keep_empty else [s for s in sections if s.text]
 
 
@@ -159,9 +188,15 @@ def parse_rst(text: str, fallback: str, keep_empty: bool = False) -> list[Sectio
     styles: list[str] = []  # adornment styles in order of first appearance = levels
     heading, level, body = fallback, 0, list[str]()
     i = 0
+    folded = 0
     while i < len(lines):
         line = lines[i]
         title, style, skip = _rst_title(lines, i)
+        if title is not None and len(sections) == MAX_SECTIONS - 1:
+            body.extend(lines[i : i + skip])
+            folded += 1
+            i += skip
+            continue
         if title is not None:
             if style not in styles:
                 styles.append(style)
@@ -171,7 +206,7 @@ def parse_rst(text: str, fallback: str, keep_empty: bool = False) -> list[Sectio
             continue
         body.append(line)
         i += 1
-    sections.append(Section(heading, level, "\n".join(body).strip()))
+    sections.append(Section(heading, level, "\n".join(body).strip(), folded=folded))
     return sections if keep_empty else [s for s in sections if s.text]
 
 
@@ -224,7 +259,10 @@ def release_sections(text: str, fallback: str, rst: bool) -> list[Section]:
         if version_of(section.heading) and section.level:
             section.label, section.ts = release_label(section.heading, section.text)
             section.text = plain_release_text(section.text)
-    return [s for s in out if s.text]
+    kept = [s for s in out if s.text]
+    if kept and sections:
+        kept[-1].folded = sections[-1].folded  # a release made anew does not carry it
+    return kept
 
 
 async def list_doc_files(root: Path, extensions: Sequence[str]) -> list[str]:

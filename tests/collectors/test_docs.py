@@ -2,7 +2,24 @@
 
 from __future__ import annotations
 
-from nexusmem_core.collectors.docs import parse_markdown, parse_rst, parse_sections
+import os
+import tracemalloc
+from collections import Counter
+
+import anyio
+
+from nexusmem_core.collectors.docs import (
+    MAX_DOC_BYTES,
+    MAX_SECTIONS,
+    doc_text,
+    parse_markdown,
+    parse_rst,
+    parse_sections,
+)
+from nexusmem_core.config import ProjectConfig
+from nexusmem_core.ingest import read_doc_files
+
+from ..conftest import Repo
 
 MD = """Intro before any heading.
 
@@ -145,3 +162,81 @@ def test_rst_and_setext_changelogs_date_a_release_from_its_first_lines():
         "unreleased changes",
         "version 15.0.0, released 2025-10-15",
     ]
+
+
+def test_a_file_of_more_headings_than_the_cap_keeps_the_rest_in_its_last_section():
+    over = 50  # headings past the cap; the intro is a section too
+    text = "Intro.\n\n" + "".join(f"# H{i}\n\nbody {i}\n\n" for i in range(MAX_SECTIONS + over))
+    sections = parse_markdown(text, "f.md")
+    assert len(sections) == MAX_SECTIONS and sections[0].heading == "f.md"
+    assert sections[-1].heading == f"H{MAX_SECTIONS - 2}" and sections[-1].folded == over + 1
+    assert sections[-1].text.endswith(f"# H{MAX_SECTIONS + over - 1}\n\nbody {MAX_SECTIONS + 49}")
+    rst = "Intro.\n\n" + "".join(
+        f"T{i}\n======\n\nbody {i}\n\n" for i in range(MAX_SECTIONS + over)
+    )
+    cut = parse_rst(rst, "f.rst")
+    assert len(cut) == MAX_SECTIONS and cut[-1].folded == over + 1
+    log = "Intro.\n\n" + "".join(f"## {i}.0.0\n\n- fix {i}\n\n" for i in range(MAX_SECTIONS + over))
+    releases = parse_sections("CHANGELOG.md", log)
+    assert len(releases) == MAX_SECTIONS and releases[-1].folded == over + 1
+
+
+def test_binary_bytes_are_not_doc_text():
+    assert doc_text("# Café\n".encode()) == "# Café\n"
+    french = "Le café de la gare est fermé le lundi; on y sert une crème brûlée.\n" * 20
+    assert doc_text(french.encode("latin-1")) is not None  # a few undecodable bytes
+    assert doc_text(b"# Title\x00\n") is None  # a NUL
+    assert doc_text(bytes(range(128, 256)) * 8) is None  # mostly undecodable
+
+
+def docs_of(repo: Repo, skipped: Counter[str] | None = None) -> list:
+    async def run() -> list:
+        return await read_doc_files(repo.path, ProjectConfig(), skipped)
+
+    return anyio.run(run)
+
+
+def test_a_doc_file_is_read_up_to_the_cap(make_repo):
+    repo = make_repo("r")
+    repo.commit("docs", {"BIG.md": "# Big\n\n" + "word " * (MAX_DOC_BYTES // 4)})
+    (doc,) = docs_of(repo)
+    assert doc.cut and len(doc.text) == MAX_DOC_BYTES
+
+
+def peak(repo: Repo) -> int:
+    tracemalloc.start()
+    try:
+        docs_of(repo)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_memory_does_not_grow_with_the_size_of_a_doc_file(make_repo):
+    sizes = {}
+    for megabytes in (8, 32):
+        repo = make_repo(f"r{megabytes}")
+        repo.commit("docs", {"BIG.md": "# Big\n\n" + "0123456789\n" * (megabytes * 100_000)})
+        sizes[megabytes] = peak(repo)
+    # Read whole, the 32 MB file took four times the 8 MB one's memory; read to the cap, the
+    # two take the same.
+    assert sizes[32] < sizes[8] * 1.5, sizes
+
+
+def test_links_out_of_the_work_tree_fifos_and_binaries_are_skipped_and_counted(make_repo, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Secret\n\nkept out\n")
+    repo = make_repo("r")
+    files = {"README.md": "# Readme\n\nhello\n", "pic.md": "x", "notes.md": "n"}
+    repo.commit("docs", files)
+    (repo.path / "pic.md").write_bytes(b"\x89PNG\x00\x00")
+    for name, target in (("abs.md", str(outside)), ("up.md", "../outside.md")):
+        os.symlink(target, repo.path / name)
+    os.symlink("README.md", repo.path / "same.md")
+    repo.commit("docs: links")
+    (repo.path / "notes.md").unlink()
+    os.mkfifo(repo.path / "notes.md")  # a tracked path that would never end
+    skipped: Counter[str] = Counter()
+    docs = docs_of(repo, skipped)
+    assert [d.path for d in docs] == ["README.md", "same.md"]  # a link to a doc inside stays
+    assert skipped == {"outside": 2, "binary": 1, "not a file": 1}
