@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 
 from .collectors.agent import AGENT_LOG
-from .collectors.diffs import FilePatch, is_skipped_path, walk_patches
+from .collectors.diffs import FilePatch, PatchCap, is_skipped_path, walk_patches
 from .collectors.docs import (
     MAX_DOC_BYTES,
     SECTIONS_VERSION,
@@ -224,12 +224,15 @@ async def diff_nodes(
     config: ProjectConfig,
     paths: Sequence[str] = (),
     output: AsyncIterator[bytes] | None = None,
+    cap: PatchCap | None = None,
 ) -> AsyncIterator[Node]:
     """The file diffs of the commits ``rev_args`` selects (of the files at ``paths`` only,
-    when given), read from ``output`` when their git was started earlier."""
+    when given), read from ``output`` when their git was started earlier; ``cap`` (made here
+    when None) cuts them as they are read, and counts the files left out."""
     skip = config.sources.diff.skip_globs
     limit = config.limits.max_body_chars
-    async for commit, patches in walk_patches(root, rev_args, paths, output):
+    cap = cap or PatchCap(limit, skip)
+    async for commit, patches in walk_patches(root, rev_args, cap, paths, output):
         for node in patch_nodes(project_id, commit, patches, skip, limit):
             yield node
 

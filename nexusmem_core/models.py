@@ -196,6 +196,7 @@ class SyncReport:
     commits: int = 0
     git_skipped: int = 0  # git log records that could not be read (a corrupt commit object)
     diffs: int = 0
+    diffs_left_out: int = 0  # file patches past a commit's caps, not written (diffs.py)
     reverts: int = 0  # revert commits linked to the commit they undo (nexusmem_core/reverts.py)
     docs_sections: int = 0
     docs_files_parsed: int = 0

@@ -17,7 +17,7 @@ from . import ingest, walker
 from .collectors.agent.nodes import agent_node
 from .collectors.changelog import NAME_WORDS as _CHANGELOG_WORDS
 from .collectors.changelog import is_changelog
-from .collectors.diffs import patch_args
+from .collectors.diffs import PatchCap, patch_args
 from .collectors.git import git_ahead, is_ancestor, read_repo
 from .collectors.shell import hooklog
 from .collectors.shell.history import PARSERS, LastRead
@@ -309,7 +309,9 @@ async def _ingest(
                         engine, rev, since, touched, report, progress, deny
                     )
                 if patches is not None:
-                    report.diffs = await _sync_diffs(engine, rev_args, patches, progress, deny)
+                    report.diffs = await _sync_diffs(
+                        engine, report, rev_args, patches, progress, deny
+                    )
         if since is None:
             # The cursor says every commit up to it is in memory: a --since walk passed the
             # older ones over, so it leaves the cursor where it was, and the next plain sync
@@ -585,6 +587,7 @@ async def _write_walked(
             if frame[0] == "walked":
                 touched.update(frame[1])
                 report.git_skipped += frame[2]
+                report.diffs_left_out += frame[4]
                 log.debug("walk.ended", planned=frame[3]["planned"], early_rows=frame[3]["rows"])
                 continue
             stage, rows, files = frame
@@ -635,15 +638,20 @@ async def _sync_commits(
 
 async def _sync_diffs(
     engine: Engine,
+    report: SyncReport,
     rev_args: list[str],
     output: AsyncIterator[bytes],
     progress: Progress,
     deny: DenyFilter,
 ) -> int:
-    """Upsert the diff nodes of ``rev_args``'s commits, read from its git's ``output``."""
+    """Upsert the diff nodes of ``rev_args``'s commits, read from its git's ``output``; the
+    files past a commit's caps are counted in ``report.diffs_left_out``."""
     root, config = engine.repo.root, engine.config
-    nodes = ingest.diff_nodes(engine.project_id, root, rev_args, config, output=output)
-    return await _write_all(engine.db, nodes, "diffs", progress, deny)
+    cap = PatchCap(config.limits.max_body_chars, config.sources.diff.skip_globs)
+    nodes = ingest.diff_nodes(engine.project_id, root, rev_args, config, output=output, cap=cap)
+    written = await _write_all(engine.db, nodes, "diffs", progress, deny)
+    report.diffs_left_out += cap.left_out
+    return written
 
 
 async def _sync_release_history(

@@ -15,12 +15,13 @@ Linux: no second interpreter to start, nor the imports the two share). It import
 walk needs, reads its :class:`Job` from its input as one JSON line (none: it was not
 needed, and it ends), and writes length-prefixed ``marshal`` frames: ``("commits", rows,
 files)`` batches, then the file diffs' ``("diffs", rows, files)`` when asked for, then
-``("walked", touched, skipped, early)`` (the newest commit time of every path it saw, the
-records it could not read, and whether the job was the one it planned and how many of the
-rows it sent were made before it came), then ``("done",)``; or ``("error", kind, message)``
-instead. The sync's side is :func:`walk`, with a child :func:`start` makes then or one
-:func:`prestart` made before the sync imported the rest (``nexusmem sync``), so that its
-start-up overlaps the sync's own; :func:`stop` ends one either way.
+``("walked", touched, skipped, early, left_out)`` (the newest commit time of every path it
+saw, the records it could not read, whether the job was the one it planned and how many of
+the rows it sent were made before it came, and the file patches past a commit's caps), then
+``("done",)``; or ``("error", kind, message)`` instead. The sync's side is :func:`walk`,
+with a child :func:`start` makes then or one :func:`prestart` made before the sync imported
+the rest (``nexusmem sync``), so that its start-up overlaps the sync's own; :func:`stop`
+ends one either way.
 
 A child :func:`prestart` makes is told the repository, HEAD and the project's id: it begins
 the walk at once and, from the config as last validated, guesses the rest of its job and
@@ -508,13 +509,15 @@ def _walk(job: Job, send: Any, early: _History | None = None) -> None:
     commits.add(commit_batch(job.project_id, history.commits, job.max_chars))
     history.git.check()
     commits.flush()
+    left_out = 0
     if patches is not None:
         patches.frames.release(job.now, send)
         while patches.step(job):
             pass
         patches.git.check()
         patches.frames.flush()
-    send(("walked", history.touched, history.skipped, history.early))
+        left_out = patches.cap.left_out
+    send(("walked", history.touched, history.skipped, history.early, left_out))
 
 
 class _History:
@@ -541,7 +544,7 @@ class _History:
         # before it came that it sent.
         self.early: dict[str, Any] = {"planned": False, "rows": 0}
         if plan is not None and plan.patches is not None:
-            self.patches = _Patches(root, plan.patches)
+            self.patches = _Patches(plan)
 
     def fits(self, job: Job) -> bool:
         """Whether ``job`` asks for this walk."""
@@ -624,7 +627,7 @@ class _History:
         elif patches is not None:
             self.early["rows"] += sum(len(frame[1]) for frame in patches.frames.held)
         if patches is None and job.patches is not None:
-            patches = _Patches(job.root, job.patches)
+            patches = _Patches(job)
         self.early["planned"] = planned
         return commits, patches
 
@@ -642,9 +645,14 @@ class _Patches:
     """The diffs' ``git log -p`` (read as it comes, into a bounded buffer, so git runs on
     the other core meanwhile), and the frames made of its commits so far."""
 
-    def __init__(self, root: str, args: list[str]) -> None:
-        self.git = _Git(Path(root), args, ahead=True)
-        self.records = _records(self.git.chunks())
+    def __init__(self, job: Job) -> None:
+        from .collectors.diffs import PatchCap
+
+        assert job.patches is not None
+        self.git = _Git(Path(job.root), job.patches, ahead=True)
+        # Cut as git prints them: a huge file or commit is never held whole (diffs.PatchCap).
+        self.cap = PatchCap(job.max_chars, job.skip_globs)
+        self.records = _records(self.cap.stream(self.git.chunks()))
         self.frames = _Frames(0, None, "diffs")
 
     def step(self, job: Job) -> bool:

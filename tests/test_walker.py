@@ -459,3 +459,24 @@ def test_the_early_guess_never_fails_the_sync(make_repo, monkeypatch: pytest.Mon
     monkeypatch.setenv("PATH", "/nonexistent")  # no git to count with
     assert walker.prestart(long.path) is None
     assert walker.prestart(long.path / "no" / "such" / "folder") is None
+
+
+async def test_the_childs_diffs_keep_to_a_commits_caps_and_count_the_rest(make_repo):
+    """The walk's second process cuts the patches as the in-process walk does: a commit of
+    more files than MAX_DIFFS makes MAX_DIFFS diffs, and the rest are counted."""
+    from nexusmem_core.collectors.diffs import MAX_DIFFS
+
+    repo = make_repo("wide")
+    repo.commit("feat: many", {f"m/{i:04d}.py": f"V = {i}\n" for i in range(MAX_DIFFS + 20)})
+    head = repo.git("rev-parse", "HEAD").strip()
+    job = walker.Job(str(repo.path), "p" * 64, head, None, 12000, 0, patches=patch_args([head]))
+    diffs, walked = 0, None
+    async with walker.walk(job) as frames:
+        assert frames is not None
+        async for frame in frames:
+            if frame[0] == "diffs":
+                diffs += len(frame[1])
+            elif frame[0] == "walked":
+                walked = frame
+    assert diffs == MAX_DIFFS
+    assert walked is not None and walked[4] == 20

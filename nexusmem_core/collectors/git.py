@@ -28,6 +28,7 @@ __all__ = [
     "GIT_MISSING",
     "LOG_FORMAT",
     "MARK",
+    "SHA",
     "Commit",
     "Records",
     "RepoInfo",
@@ -55,7 +56,7 @@ LOG_FORMAT = "%x1e%x1dNXM%x1d%x1e%H%x00%P%x00%ct%x00%an%x00%B%x00"
 # git prints a commit's time as whatever digits its object holds: from 2**63 SQLite cannot store
 # it, and by 2**62 ``time.gmtime`` cannot date it. 2**33 is the year 2242.
 _MAX_TS = 2**33
-_SHA = re.compile(rb"^[0-9a-f]{40}(?:[0-9a-f]{24})?\x00")
+SHA = _SHA = re.compile(rb"^[0-9a-f]{40}(?:[0-9a-f]{24})?\x00")  # what a record starts with
 
 
 @dataclass(frozen=True)

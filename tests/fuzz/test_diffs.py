@@ -11,7 +11,8 @@ import re
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from nexusmem_core.collectors.diffs import is_skipped_path, parse_patches
+from nexusmem_core.collectors.diffs import PatchCap, is_skipped_path, parse_patches
+from nexusmem_core.collectors.git import MARK
 
 from .bounds import Target, mutated, repeated, within
 
@@ -158,6 +159,29 @@ def test_a_rendered_patch_parses_back(files: list[tuple[str, int, int]]) -> None
     assert [(p.path, p.added, p.deleted, p.status) for p in found] == [
         (path, added, deleted, "M") for path, added, deleted in files
     ]
+
+
+_HEADER = MARK.decode() + "a" * 40 + "\x00\x001\x00me\x00subject\n"
+logs = st.one_of(
+    mutated([_HEADER, MARK.decode(), "\x00", *_FRAGMENTS]),
+    repeated([_HEADER, "diff --git a/x b/x\n@@\n+" + "y" * 300 + "\n"], max_repeat=400),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(logs, st.integers(1, 64))
+@example(_HEADER + "x\x00\n" + "diff --git a/x b/x\n@@\n+" + "y" * 3000 + "\n", 7)
+def test_cutting_a_log_is_the_same_in_any_chunks_and_never_longer(text: str, size: int) -> None:
+    """PatchCap keeps the same bytes of a log however git's output is chunked, never more
+    than it read, and within a file's cap (a body limit of 200 characters: 64.8 KB)."""
+    data = text.encode("utf-8", "surrogatepass")
+    with within():
+        whole = b"".join(PatchCap(200).stream([data]))
+        chunked = b"".join(
+            PatchCap(200).stream(data[i : i + size] for i in range(0, len(data), size))
+        )
+    assert chunked == whole
+    assert len(whole) <= len(data)
 
 
 TARGETS = {"diff hunks": Target(patches, check_patches)}
