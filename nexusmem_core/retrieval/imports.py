@@ -26,8 +26,6 @@ widely imported module (``config.py``) lends its commits to every file that impo
 
 from __future__ import annotations
 
-import re
-
 from ..chains import FAILED
 from ..store.db import Database
 from ..store.fts import Candidate
@@ -35,21 +33,15 @@ from ..store.fts import Candidate
 __all__ = ["DISCOUNT", "expand", "named_files"]
 
 DISCOUNT = 0.5
-MAX_NAMED = 5
-_PATHLIKE = re.compile(r"[\w./-]*\w\.[A-Za-z]\w*")
 _KINDS = f"(n.kind in ('git_commit', 'file_diff') or (n.kind = 'shell_command' and {FAILED}))"
 
 
-def _path_tokens(query: str) -> list[str]:
-    """Words of the query that look like a file name: a stem and an extension."""
-    return list(dict.fromkeys(t.strip("./") for t in _PATHLIKE.findall(query)))[:MAX_NAMED]
-
-
-async def named_files(db: Database, project_id: str, query: str) -> list[str]:
-    """The importing files the query names: a whole path, or a tail of one that only a single
-    file of the graph ends with."""
+async def named_files(db: Database, project_id: str, paths: list[str]) -> list[str]:
+    """The importing files the question names among ``paths``, its words that look like a file
+    name (``Query.paths``): a whole path, or a tail of one that only a single file of the graph
+    ends with."""
     found = []
-    for token in _path_tokens(query):
+    for token in paths:
         rows = await db.fetchall(
             "select distinct src from import_edges where project_id = ? "
             "and (src = ? or substr(src, -length(?) - 1) = '/' || ?) limit 2",
@@ -61,10 +53,11 @@ async def named_files(db: Database, project_id: str, query: str) -> list[str]:
 
 
 async def expand(
-    db: Database, project_id: str, query: str, candidates: list[Candidate]
+    db: Database, project_id: str, paths: list[str], candidates: list[Candidate]
 ) -> list[Candidate]:
-    """``candidates`` with those touching a file the named files import raised; same order."""
-    named = await named_files(db, project_id, query) if candidates else []
+    """``candidates`` with those touching a file the named files (of ``paths``, see
+    ``named_files``) import raised; same order."""
+    named = await named_files(db, project_id, paths) if candidates else []
     if not named:
         return candidates
     ids = [c.id for c in candidates]

@@ -16,16 +16,21 @@ from .asked import asks_commit, asks_howto, asks_release, asks_undone, asks_why
 from .cjk import excerpt_terms, has_cjk
 
 __all__ = [
+    "MAX_NAMED",
+    "MAX_PATH",
     "MAX_TERMS",
     "STOP_WORDS",
     "Query",
     "fts_match",
     "parse_query",
+    "path_tokens",
     "query_terms",
     "quote_term",
 ]
 
 MAX_TERMS = 24
+MAX_NAMED = 5  # file names a question is taken to name (retrieval/imports.py)
+MAX_PATH = 4096  # characters: no file system names a longer path, so no import edge holds one
 _WORD = re.compile(r"\w+", re.UNICODE)
 STOP_WORDS = frozenset(
     (
@@ -67,6 +72,26 @@ def fts_match(text: str | list[str]) -> str | None:
 
 
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+# A run of the characters a path is written with, and in it the longest prefix that ends in a
+# stem and an extension. The prefix is tried once, at the run's start: searched for anywhere
+# (findall), it was tried again from every character of a run holding no extension, and a
+# question holding one 100k-letter word took minutes.
+_RUN = re.compile(r"[\w./-]+")
+_PATHLIKE = re.compile(r"[\w./-]*\w\.[A-Za-z]\w*")
+
+
+def path_tokens(text: str) -> list[str]:
+    """The first ``MAX_NAMED`` distinct words of ``text`` that look like a file name: a stem
+    and an extension (``src/app/upload.py``, ``upload.py``)."""
+    found: dict[str, None] = {}
+    for run in _RUN.finditer(text):
+        named = _PATHLIKE.match(text, run.start(), run.end())
+        token = named.group().strip("./") if named is not None else ""
+        if token and len(token) <= MAX_PATH:
+            found.setdefault(token, None)
+            if len(found) == MAX_NAMED:
+                break
+    return list(found)
 
 
 @dataclass(frozen=True)
@@ -84,6 +109,7 @@ class Query:
     neighbouring words, stop words skipped ("order of precedence": order, precedence), which
     coverage rewards a row for holding near each other (retrieval/coverage.py). ``joins``:
     the terms that are two neighbouring words joined (``baseurl``), with those words.
+    ``paths``: the words that look like a file name (retrieval/imports.py).
     """
 
     text: str
@@ -97,6 +123,7 @@ class Query:
     why: bool = False
     pairs: list[tuple[str, str]] = field(default_factory=list)
     joins: dict[str, tuple[str, str]] = field(default_factory=dict)
+    paths: list[str] = field(default_factory=list)
 
 
 def _identifier_parts(text: str) -> list[str]:
@@ -128,6 +155,7 @@ def parse_query(text: str) -> Query:
     found = [*_identifier_parts(text), *joined]
     extra = [p for p in dict.fromkeys(found) if p not in words]
     terms = (words + extra)[: max(MAX_TERMS, len(words))]
+    added = set(extra)  # looked up once per join: a list made that quadratic in the words
     cjk = has_cjk(text)
     shown = words + (excerpt_terms(text) if cjk else [])
     undone, release = asks_undone(text), asks_release(text)
@@ -144,5 +172,6 @@ def parse_query(text: str) -> Query:
         commit=commit,
         why=why,
         pairs=list(pairwise(words)),  # words are distinct: no pair repeats a word
-        joins={join: parts for join, parts in joined.items() if join in extra},
+        joins={join: parts for join, parts in joined.items() if join in added},
+        paths=path_tokens(text),
     )

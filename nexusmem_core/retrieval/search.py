@@ -131,7 +131,7 @@ async def ranked(
     if engine.config.retrieval.import_expansion:
         from .imports import expand
 
-        candidates = await expand(db, pid, query.text, candidates)
+        candidates = await expand(db, pid, query.paths, candidates)
     candidates = await group_commits(db, pid, candidates, as_of, docs, units)
     moment = time.time() if now is None else now
     for c in candidates:

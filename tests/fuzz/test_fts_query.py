@@ -2,12 +2,17 @@
 index) and trigram pieces (the CJK index), run against the real tables the migrations build.
 
 No text may raise an FTS5 syntax error: operators, column filters, quotes, brackets and
-control characters are words or nothing.
+control characters are words or nothing. And no text may take more than linear time to parse:
+each adversarial shape is parsed at two lengths in one process, and the longer may cost no
+more than its length's share (with slack for noise, well short of what a quadratic step costs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import random
+import string
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 from hypothesis import example, given, settings
@@ -15,7 +20,14 @@ from hypothesis import strategies as st
 
 from nexusmem_core.models import Node
 from nexusmem_core.retrieval.cjk import MAX_PIECES, bigrams, cjk_query, excerpt_terms
-from nexusmem_core.retrieval.query import MAX_TERMS, fts_match, query_terms
+from nexusmem_core.retrieval.pack import echo_query
+from nexusmem_core.retrieval.query import (
+    MAX_NAMED,
+    MAX_TERMS,
+    fts_match,
+    parse_query,
+    query_terms,
+)
 from nexusmem_core.retrieval.words import all_of, word_candidates
 from nexusmem_core.store import wordtops
 from nexusmem_core.store.fts import bm25_candidates, cjk_candidates, term_counts
@@ -97,6 +109,8 @@ def check_query(text: str, store: Store) -> None:
         grams, short = cjk_query(text)
         pairs = bigrams(text)
         excerpt_terms(text)
+        parsed = parse_query(text)
+    assert len(parsed.terms) <= MAX_TERMS and len(parsed.paths) <= MAX_NAMED
     assert len(terms) <= MAX_TERMS and all(t and t == t.lower() for t in terms)
     assert (match is None) == (not terms)
     assert len(grams) <= MAX_PIECES and len(short) <= MAX_PIECES and len(pairs) <= MAX_PIECES
@@ -128,3 +142,49 @@ def test_a_cjk_question_finds_its_answer(store: Store) -> None:
 
 
 TARGETS = {"FTS query text": Target(queries, check_query, store=True)}
+
+
+# Shapes that make a step of the parse try every split of a run: one long token of each kind
+# of character, runs a path or an identifier is made of, quotes, blanks, CJK, and (the other
+# attack) a flood of distinct words.
+def _repeat(unit: str) -> Callable[[int], str]:
+    return lambda n: (unit * (n // len(unit) + 1))[:n]
+
+
+def _distinct(n: int) -> str:
+    rng = random.Random(n)
+    words = (f"{''.join(rng.choices(string.ascii_lowercase, k=6))}{i}" for i in range(n // 7))
+    return " ".join(words)[:n]
+
+
+_UNITS = (
+    "a", "A", "7", "_", "aB", "Ab", "a/", "a.", "a-", "a.b/", "x.py ", ".py", '"a" ', "a's ",
+    "' ", " ", "\n", "what ", "which  ", "revert", "缓存失效", "缓a", "é", "\u0301",
+)  # fmt: skip
+SHAPES: dict[str, Callable[[int], str]] = {
+    "bundle error": lambda n: "TypeError in bundle.min.js: " + "a" * n,
+    **{f"run of {unit!r}": _repeat(unit) for unit in _UNITS},
+    "distinct words": _distinct,
+}
+SIZE = 25_000  # characters: the smaller of the two lengths; the larger is four times it
+REPEATS = 3
+
+
+def _cost(text: str) -> float:
+    """The least CPU time, of a few runs, of what a search does with a question's text."""
+    best = float("inf")
+    for _ in range(REPEATS):
+        start = time.process_time()
+        parse_query(text)
+        echo_query(text, 2000)
+        best = min(best, time.process_time() - start)
+    return best
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_parsing_a_question_takes_time_linear_in_its_length(shape: str) -> None:
+    make = SHAPES[shape]
+    with within():  # a step that hangs fails here instead of stalling the suite
+        small, large = _cost(make(SIZE)), _cost(make(4 * SIZE))
+    # Linear is 4x, quadratic 16x; the floor keeps a step too quick to time out of the ratio.
+    assert large <= 8 * max(small, 0.002), f"{shape}: {small:.4f} s -> {large:.4f} s at 4x"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -10,7 +12,14 @@ from hypothesis import strategies as st
 from nexusmem_core import handlers
 from nexusmem_core.engine import Engine
 from nexusmem_core.errors import UsageError
-from nexusmem_core.retrieval.query import MAX_TERMS, fts_match, query_terms
+from nexusmem_core.retrieval.query import (
+    MAX_NAMED,
+    MAX_TERMS,
+    fts_match,
+    parse_query,
+    path_tokens,
+    query_terms,
+)
 
 HOSTILE = [
     '"',
@@ -125,3 +134,21 @@ def test_a_clitic_is_not_a_term_of_its_own():
         "see",
     ]
     assert query_terms("rg -s beats -x") == ["rg", "s", "beats", "x"]
+
+
+# What import expansion read as file names before it was linear: the same tokens, in order.
+_FINDALL = re.compile(r"[\w./-]*\w\.[A-Za-z]\w*")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("aZ_9./- \t:é"), max_size=60))
+def test_file_names_are_read_as_the_search_read_them_before(text: str):
+    before = list(dict.fromkeys(t.strip("./") for t in _FINDALL.findall(text)))[:MAX_NAMED]
+    assert path_tokens(text) == before
+    assert parse_query(text).paths == before
+
+
+def test_file_names_are_read_from_a_question():
+    question = "why does src/app/upload.py fail, and ./upload.py? see README.md, v1.2 and x."
+    assert path_tokens(question) == ["src/app/upload.py", "upload.py", "README.md"]
+    assert path_tokens("a" * 5000 + ".py") == []  # longer than any path a file system holds
