@@ -179,6 +179,7 @@ class SearchResponse:
     projects: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # projects that could not be read
     vector: str = "off"  # "used", "off", or why it was skipped
+    cut: str | None = None  # how the question was cut to its caps (retrieval/query.py), if it was
 
     def to_dict(self) -> dict[str, Any]:
         out = _shallow_dict(self, _RESPONSE_FIELDS)

@@ -70,6 +70,8 @@ def render_search(response: SearchResponse) -> str:
     if response.all_projects:
         names = ", ".join(one_line(name) for name in response.projects)
         header = f"scope   {len(response.projects)} project(s): {names}\n\n" + header
+    if response.cut:
+        header += f"\nnote: {response.cut}"
     body = "\n".join(render_entry(r, response.all_projects) for r in response.results)
     text = f"{header}\n\n{body or '(nothing in memory matches)'}\n"
     if response.skipped:

@@ -33,11 +33,16 @@ async def search(
     ``vector=False`` forces BM25 alone; otherwise the vector arm joins when it can. ``as_of``
     (a date) reads memory as it was then: only nodes recorded at or before it. ``now`` is the
     moment recency is measured from (the clock by default). The pipeline is
-    ``retrieval/search.py``.
+    ``retrieval/search.py``. A question past the caps of ``retrieval.query.bound_question`` is
+    cut, and the response's ``cut`` says so.
     """
+    from ..retrieval.query import bound_question
     from ..retrieval.search import search as run_search
 
-    return await run_search(engine, query, budget, vector, as_of, now)
+    text, cut = bound_question(query)
+    response = await run_search(engine, text, budget, vector, as_of, now)
+    response.cut = cut
+    return response
 
 
 async def search_all(
@@ -50,10 +55,15 @@ async def search_all(
     within: Callable[[Path], Awaitable[bool]] | None = None,
 ) -> SearchResponse:
     """Search every registered repository, each project's list fused by rank; with
-    ``within``, only the projects whose root it allows (the MCP client's roots)."""
+    ``within``, only the projects whose root it allows (the MCP client's roots). A question is
+    cut as ``search`` cuts it."""
+    from ..retrieval.query import bound_question
     from ..retrieval.search import search_all as run_search_all
 
-    return await run_search_all(settings, query, budget, vector, as_of, now, within)
+    text, cut = bound_question(query)
+    response = await run_search_all(settings, text, budget, vector, as_of, now, within)
+    response.cut = cut
+    return response
 
 
 async def list_recent(

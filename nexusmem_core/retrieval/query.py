@@ -3,6 +3,10 @@
 Every term is taken from ``\\w+`` runs and double-quoted, so operators (AND/OR/NOT/NEAR), column
 filters (``a:b``), brackets, ``*``, ``^``, quotes and control characters are just text. Terms are
 OR-ed: BM25 already ranks documents that match more of them higher.
+
+A question is anyone's text (an agent pastes a log, a minified bundle's error line), so it is
+bounded before it is read: ``bound_question`` cuts it to ``MAX_QUESTION_CHARS`` characters and
+``MAX_QUESTION_TERMS`` distinct words, and every step of the parse is linear in what is left.
 """
 
 from __future__ import annotations
@@ -18,9 +22,12 @@ from .cjk import excerpt_terms, has_cjk
 __all__ = [
     "MAX_NAMED",
     "MAX_PATH",
+    "MAX_QUESTION_CHARS",
+    "MAX_QUESTION_TERMS",
     "MAX_TERMS",
     "STOP_WORDS",
     "Query",
+    "bound_question",
     "fts_match",
     "parse_query",
     "path_tokens",
@@ -29,6 +36,12 @@ __all__ = [
 ]
 
 MAX_TERMS = 24
+# A question past these is pasted text (a log, a file): the word index is asked for its first
+# MAX_TERMS words and the file names among its first few, so what lies further reaches no
+# stage and would only cost time. Ten thousand characters hold a question and the top of a
+# traceback; five hundred distinct words are twenty times the terms the index is asked for.
+MAX_QUESTION_CHARS = 10_000
+MAX_QUESTION_TERMS = 500
 MAX_NAMED = 5  # file names a question is taken to name (retrieval/imports.py)
 MAX_PATH = 4096  # characters: no file system names a longer path, so no import edge holds one
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -45,6 +58,27 @@ STOP_WORDS = frozenset(
 # as a word of their own, and "s" or "t" is in a large share of an English index's rows: a
 # term that adds nothing but cost, and a pair ("json", "s") that coverage rewards for nothing.
 _CLITIC = re.compile(r"(?<=\w)['\u2019](?:s|t|re|ll|ve|d|m)\b", re.IGNORECASE)
+
+
+def bound_question(text: str) -> tuple[str, str | None]:
+    """``text`` cut to ``MAX_QUESTION_CHARS`` characters (after its leading blanks) and before
+    its ``MAX_QUESTION_TERMS + 1``-th distinct word, and the note that says so; None when
+    nothing was cut."""
+    start = len(text) - len(text.lstrip()) if len(text) > MAX_QUESTION_CHARS else 0
+    kept = text[start : start + MAX_QUESTION_CHARS]
+    seen: set[str] = set()
+    for word in _WORD.finditer(kept):
+        seen.add(word.group().lower())
+        if len(seen) > MAX_QUESTION_TERMS:
+            seen.discard(word.group().lower())
+            kept = kept[: word.start()].rstrip()
+            break
+    if not text[start + len(kept) :].strip():
+        return text, None
+    return kept, (
+        f"the question was cut to {len(kept):,} characters / {len(seen):,} terms "
+        f"(it had {len(text):,} characters)"
+    )
 
 
 def _words(text: str) -> list[str]:

@@ -23,7 +23,9 @@ from nexusmem_core.retrieval.cjk import MAX_PIECES, bigrams, cjk_query, excerpt_
 from nexusmem_core.retrieval.pack import echo_query
 from nexusmem_core.retrieval.query import (
     MAX_NAMED,
+    MAX_QUESTION_CHARS,
     MAX_TERMS,
+    bound_question,
     fts_match,
     parse_query,
     query_terms,
@@ -110,7 +112,9 @@ def check_query(text: str, store: Store) -> None:
         pairs = bigrams(text)
         excerpt_terms(text)
         parsed = parse_query(text)
+        kept, cut = bound_question(text)
     assert len(parsed.terms) <= MAX_TERMS and len(parsed.paths) <= MAX_NAMED
+    assert (kept, cut) == (text, None) or (len(kept) <= MAX_QUESTION_CHARS and cut)
     assert len(terms) <= MAX_TERMS and all(t and t == t.lower() for t in terms)
     assert (match is None) == (not terms)
     assert len(grams) <= MAX_PIECES and len(short) <= MAX_PIECES and len(pairs) <= MAX_PIECES

@@ -14,7 +14,10 @@ from nexusmem_core.engine import Engine
 from nexusmem_core.errors import UsageError
 from nexusmem_core.retrieval.query import (
     MAX_NAMED,
+    MAX_QUESTION_CHARS,
+    MAX_QUESTION_TERMS,
     MAX_TERMS,
+    bound_question,
     fts_match,
     parse_query,
     path_tokens,
@@ -134,6 +137,43 @@ def test_a_clitic_is_not_a_term_of_its_own():
         "see",
     ]
     assert query_terms("rg -s beats -x") == ["rg", "s", "beats", "x"]
+
+
+def test_an_ordinary_question_is_not_cut():
+    question = "  why was the retry budget raised after the S3 upload timeouts?  "
+    assert bound_question(question) == (question, None)
+    blanks = "retry budget" + " " * (2 * MAX_QUESTION_CHARS)  # nothing but blanks past the cap
+    assert bound_question(blanks) == (blanks, None)
+
+
+def test_a_long_question_is_cut_to_the_character_cap_after_its_leading_blanks():
+    question = "\n" * 50 + "TypeError in bundle.min.js: " + "a" * 100_000
+    kept, cut = bound_question(question)
+    assert kept == question.lstrip()[:MAX_QUESTION_CHARS]
+    assert cut == (
+        f"the question was cut to {MAX_QUESTION_CHARS:,} characters / 6 terms "
+        f"(it had {len(question):,} characters)"
+    )
+
+
+def test_a_question_of_many_distinct_words_is_cut_before_the_first_word_past_the_cap():
+    words = [f"w{i}" for i in range(MAX_QUESTION_TERMS + 10)]
+    repeated = " ".join(["again"] * 50 + words)  # a word said twice counts once
+    kept, cut = bound_question(repeated)
+    assert kept.split()[-1] == f"w{MAX_QUESTION_TERMS - 2}"  # "again" is one of the terms
+    assert cut is not None and f"/ {MAX_QUESTION_TERMS:,} terms" in cut
+
+
+async def test_the_cut_question_is_searched_and_the_response_says_so(engine: Engine):
+    await handlers.sync(engine, embed=False)
+    response = await handlers.search(engine, "retry budget " + "z" * 50_000, vector=False)
+    assert response.cut is not None and response.cut.startswith("the question was cut to")
+    assert response.to_dict()["cut"] == response.cut
+    assert "retry budget" in response.results[0].title
+    whole = await handlers.search(engine, "retry budget", vector=False)
+    assert whole.cut is None and whole.to_dict()["cut"] is None
+    everywhere = await handlers.search_all(engine.settings, "retry " + "z" * 50_000, vector=False)
+    assert everywhere.cut == bound_question("retry " + "z" * 50_000)[1]
 
 
 # What import expansion read as file names before it was linear: the same tokens, in order.
