@@ -16,6 +16,7 @@ import re
 
 from .entropy import looks_random
 from .rule import Rule, context_rule
+from .values import ordinary
 
 __all__ = ["CONTEXT_RULES"]
 
@@ -169,8 +170,23 @@ _I = re.IGNORECASE
 
 def _credential_like(value: str) -> bool:
     """A header-ish value that could be a credential: a digit in it, 20+ characters, or random
-    letters. Keeps YAML such as GitHub Actions' ``id-token: write`` readable."""
-    return len(value) >= 20 or any(char.isdigit() for char in value) or looks_random(value)
+    letters, and not a placeholder or a version (see :mod:`.values`). Keeps YAML such as
+    GitHub Actions' ``id-token: write`` and ``path-key: 4.0.0`` readable."""
+    return (
+        len(value) >= 20 or any(char.isdigit() for char in value) or looks_random(value)
+    ) and not ordinary(value)
+
+
+def _a_value(value: str) -> bool:
+    """A value next to a secret's name that may be one: not a placeholder, a boolean, a call, a
+    reference or a version (``SECRET_KEY='dev'``, ``auth=True``, ``token=make_token()``)."""
+    return not ordinary(value)
+
+
+def _generated(value: str) -> bool:
+    """A value written with spaces or a colon (code, config) that looks generated, and is not
+    one of the values :func:`_a_value` refuses."""
+    return looks_random(value) and not ordinary(value)
 
 
 CONTEXT_RULES: tuple[Rule, ...] = (
@@ -377,6 +393,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         _NAME_TRIGGERS,
         group="secret",
         flags=_I,
+        accept=_a_value,
     ),
     # --- Command-specific forms. `aws configure set aws_secret_access_key VALUE` and the
     # credentials file's `aws_secret_access_key = VALUE` (spaces around `=`). The separator is
@@ -392,6 +409,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "aws configure set aws_secret_access_key [REDACTED]",
         ("aws_secret", "aws-secret"),
         group="secret",
+        accept=_a_value,
     ),
     # The MySQL family takes its password glued to `-p` (`-p secret` would prompt, then select
     # database "secret"). Only these clients: `mkdir -p`, `cp -p`, `ssh -p` mean something else.
@@ -493,6 +511,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         ("pass", "secret", "token", "auth", "bearer", "key", "credential"),
         group="secret",
         flags=_I,
+        accept=_a_value,
     ),
     # --- `NAME=value` / `export NAME=value` / `-Dname=value` where the name ends with a secret
     # word (any case). Anchored on `=`, the name checked by lookbehind.
@@ -510,6 +529,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         _NAME_TRIGGERS,
         group="secret",
         flags=_I,
+        accept=_a_value,
     ),
     # fish has no `NAME=value`: `set -gx DB_PASSWORD hunter2`. The name is bounded (64) and
     # must end in a secret word, as for assignments; the first value after it is the secret.
@@ -525,6 +545,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         _NAME_TRIGGERS,
         group="secret",
         flags=_I,
+        accept=_a_value,
     ),
     # Upper-case environment names whose secret word is followed by `_`: `SECRET_KEY_BASE`,
     # `TOKEN_FILE`. Anchored on that `_`; case-sensitive, so lowercase code is left alone. The
@@ -541,6 +562,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "SECRET_KEY_BASE=[REDACTED] bin/rails server",
         ("pass", "secret", "token", "credential", "auth", "key"),
         group="secret",
+        accept=_a_value,
     ),
     # A `.netrc` line: `machine host login user password VALUE`. The word `password` alone is
     # prose as often, so it must follow `login <user>`.
@@ -552,6 +574,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "machine api.example.com login deploy password [REDACTED]",
         ("login",),
         group="secret",
+        accept=_a_value,
     ),
     # XML settings that name the secret in one attribute and hold it in the next:
     # `<add key="ClearTextPassword" value="..." />` (NuGet), `<entry key="db.password" value=`.
@@ -565,6 +588,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         ("pass", "secret", "token", "key", "credential"),
         group="secret",
         flags=_I,
+        accept=_a_value,
     ),
     # --- Written as code and config files write it: `api_key = "..."`, `token: ...` (YAML),
     # `secret := "..."` (Go), `:password => '...'` (Ruby), TOML and INI. The name must end with a
@@ -586,6 +610,6 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         _NAME_TRIGGERS,
         group="secret",
         flags=_I,
-        accept=looks_random,
+        accept=_generated,
     ),
 )

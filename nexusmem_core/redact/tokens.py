@@ -50,6 +50,15 @@ def _needs(span: int, alphabet: str, *classes: str) -> str:
     return "".join(f"(?=[{alphabet}]{{0,{span - 1}}}[{cls}])" for cls in classes)
 
 
+def _random(span: int, alphabet: str, letters: str) -> str:
+    """Among the next ``span`` characters of ``alphabet``: a digit and both cases, or three
+    digits (``letters`` is ``alphabet`` without its digits). A random body in a
+    case-insensitive alphabet (``[a-z0-9_=-]``) has the second, one in mixed case the first; a
+    snake_case identifier neither."""
+    three = f"(?=(?:[{letters}]{{0,{span}}}[0-9]){{3}})"
+    return f"(?:{_mixed(span, alphabet)}|{three})"
+
+
 def _mixed(span: int, alphabet: str) -> str:
     """A digit, an upper-case and a lower-case letter among the next ``span`` characters: what
     a random body has and a snake_case identifier or a word does not."""
@@ -242,7 +251,7 @@ TOKEN_RULES: tuple[Rule, ...] = (
     token_rule(
         "pypi_token",
         ("pypi-AgE",),
-        r"[A-Za-z0-9_-]{50,1000}" + _END,
+        r"[A-Za-z0-9_-]{50,4096}" + _END,
         "twine upload -p pypi-AgEIcHlwaS5vcmcCJGE4ZjA2YjBjLTk3MjctNDNkNy1hMjAyLTM0YjEyNGM3 dist/*",
         "twine upload -p [REDACTED] dist/*",
     ),
@@ -361,12 +370,12 @@ TOKEN_RULES: tuple[Rule, ...] = (
         "sgwg71eu.ZKYt5kz-kJT8sHuo1iIysmsZdEhOjU_URBvS+A7p",
         "authress login --client [REDACTED]",
     ),
-    # Beamer: `b_` and 44 characters. Mixed case and a digit are required, so a long `b_tree_...`
-    # identifier is not a key.
+    # Beamer: `b_` and 44 characters of `[a-z0-9_=-]`, either case. Mixed case with a digit, or
+    # three digits, are required, so a long `b_tree_...` identifier is not a key.
     token_rule(
         "beamer_api_token",
         ("b_",),
-        _mixed(44, "A-Za-z0-9_=-") + r"[A-Za-z0-9_=-]{44}(?![A-Za-z0-9_=-])",
+        _random(44, "A-Za-z0-9_=-", "A-Za-z_=-") + r"[A-Za-z0-9_=-]{44}(?![A-Za-z0-9_=-])",
         "curl -s https://api.getbeamer.com/v0/posts -H 'Beamer-A"
         "pi-Key b_W_xsBkotAyjBMAyE1Rnx-P25lB2GJQBH5hY3envg-xQ='",
         "curl -s https://api.getbeamer.com/v0/posts -H 'Beamer-Api-Key [REDACTED]'",
@@ -525,12 +534,13 @@ TOKEN_RULES: tuple[Rule, ...] = (
         "JK-k6jHxv3u3pY65UxINcBL34n2Um5okHth-qGfpa0x4ivJle_Sf-qeCG",
         "frameio-cli upload clip.mov --project 42 <<< [REDACTED]",
     ),
-    # GoCardless live access tokens: `live_` and 40 characters of mixed case with a digit, which
-    # `live_reload_enabled` and the like are not. Lob's `live_` keys are hex.
+    # GoCardless access tokens: `live_` (or `sandbox_`) and 40 characters of `[a-z0-9_=-]`,
+    # either case, with mixed case and a digit or three digits, which `live_reload_enabled` and
+    # the like are not. Lob's `live_` keys are hex.
     token_rule(
         "gocardless_token",
-        ("live_",),
-        _mixed(40, "A-Za-z0-9_=-") + r"[A-Za-z0-9_=-]{40}(?![A-Za-z0-9_=-])",
+        ("live_", "sandbox_"),
+        _random(40, "A-Za-z0-9_=-", "A-Za-z_=-") + r"[A-Za-z0-9_=-]{40}(?![A-Za-z0-9_=-])",
         "gh secret set GOCARDLESS_LIVE --body live_JVOcNRTi4CCze4NY295PZBpXkhGZlfUh1EYncwsO",
         "gh secret set GOCARDLESS_LIVE --body [REDACTED]",
     ),
@@ -743,11 +753,12 @@ TOKEN_RULES: tuple[Rule, ...] = (
         "scalingo login <<< tk-us-SxeQLJAQH0qsFAcfaAQWtX9xNy9LDx4CVFtLbcxY1BZuNyyJ",
         "scalingo login <<< [REDACTED]",
     ),
-    # SendGrid: `SG.`, a 22-character id, a dot and a 43-character secret.
+    # SendGrid: `SG.`, an id (22 characters), a dot and the secret (43), base64url, the secret
+    # maybe padded.
     token_rule(
         "sendgrid_api_key",
         ("SG.",),
-        r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _END,
+        r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}={0,2}(?![A-Za-z0-9_=-])",
         "sendgrid-cli mail send --to ops@acme.io --key SG.FEzLm3neD"
         "KBiLY4oml_zpk.KDqMs17ooUayoy0OTcpnbAxd34upD16aSdhwyRaPCux",
         "sendgrid-cli mail send --to ops@acme.io --key [REDACTED]",
@@ -807,12 +818,12 @@ TOKEN_RULES: tuple[Rule, ...] = (
         "738d9a9ba5_be745427d2804778e4e764a4726dd5b20c60be5b",
         "src login https://sourcegraph.acme.io <<< [REDACTED]",
     ),
-    # Square access tokens (`EAAA` and 60 characters with a digit and a lower-case letter, which
-    # `EAAA` in prose or base64 zeros lack) and OAuth tokens and secrets.
+    # Square access tokens (`EAAA` and 22 to 60 characters with a digit and a lower-case letter,
+    # which `EAAA` in prose or base64 zeros lack) and OAuth tokens and secrets.
     token_rule(
         "square_access_token",
         ("EAAA",),
-        _needs(60, "A-Za-z0-9_-", "0-9", "a-z") + r"[A-Za-z0-9_-]{60}" + _END,
+        _needs(60, "A-Za-z0-9_-", "0-9", "a-z") + r"[A-Za-z0-9_-]{22,60}" + _END,
         "square-cli payments list --location L8R --access EAAA3jG5"
         "6rhCo9zaA_Spc4vsyGrfurQYkglcLVEdtICXSfxXb9p69GAQ9k7WxAZm",
         "square-cli payments list --location L8R --access [REDACTED]",
@@ -854,7 +865,8 @@ TOKEN_RULES: tuple[Rule, ...] = (
         "typeform-export responses FORM42 <<< [REDACTED]",
     ),
     # Yandex Cloud API keys, static access keys (`YC` and 38 characters of mixed case with a
-    # digit) and IAM tokens (`t1.`, two dot-separated parts).
+    # digit) and IAM tokens (`t1.`, two dot-separated parts, the signature 86 characters or,
+    # for an RSA one, more).
     token_rule(
         "yandex_api_key",
         ("AQVN",),
@@ -874,7 +886,7 @@ TOKEN_RULES: tuple[Rule, ...] = (
     token_rule(
         "yandex_iam_token",
         ("t1.",),
-        r"[A-Za-z0-9_-]{20,1000}={0,2}\.[A-Za-z0-9_-]{86}={0,2}(?![A-Za-z0-9_=-])",
+        r"[A-Za-z0-9_-]{20,1000}={0,2}\.[A-Za-z0-9_-]{86,512}={0,2}(?![A-Za-z0-9_=-])",
         "yc iam create-token > t.txt  # t1.7x9p6UaaDtUU640YLBiF34nYYs3SL_JcKv_KpznXbHfXFJy"
         "IItSdsi4zyelD1C7t9wHLeLbq2QpFV0fD4cjV7RPcvQp-QTkrGmrrHapNhdc8mXwg79dciUto.lZ8BBL7"
         "03SSq13bEEK6jWD1uefsgjbh7O6wruSuoTiP9In2zRRlMPt0Xz1pKGgeySIO6RTD_q5gDORY8DPiUs4",
