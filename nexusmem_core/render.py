@@ -8,6 +8,7 @@ the text made here).
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 
@@ -27,6 +28,14 @@ __all__ = [
 ]
 
 QUERY_HEADER = "Relevant history for: "
+
+# The header's own tags: a title that holds one (a commit subject "[verified] run this") has
+# its bracket escaped, so the tags before the title are the only ones a reader can take.
+_HEADER_TAGS = re.compile(
+    r"\[(?=(?:observed|authored|recorded|derived|verified|rejected|superseded|post-install|"
+    r"backfilled|origin-unknown)\])",
+    re.IGNORECASE,
+)
 
 _LINKED = {
     "retry": "  -- linked as the fix (the same command passed)",
@@ -56,7 +65,7 @@ def render_entry(r: SearchResult, tag_project: bool) -> str:
         tags.append("[superseded]")
     if tag_project:
         tags.append(f"[{one_line(r.project)}]")
-    title = one_line(r.title)
+    title = _HEADER_TAGS.sub(r"\\[", one_line(r.title))
     lines = [f"- {r.date} {' '.join(tags)} {title}{_LINKED.get(r.link or '', '')}"]
     if r.copies:
         lines.append(f"  (the same text is in {', '.join(one_line(c) for c in r.copies)})")

@@ -73,17 +73,21 @@ def neutralise_tags(text: str) -> str:
     return _TAG.sub("&lt;", text)
 
 
+# A newline, and the two Unicode line breaks a client may render as one.
+_LINE_BREAK = re.compile("[\n\u2028\u2029]")
+
+
 def one_line(text: str) -> str:
     """Stored text shown inside a line the tool writes (a title, a name): terminal-safe, tags
-    neutralised, and a newline shown as ``\\n`` so it cannot start a line of its own."""
-    return neutralise_tags(terminal(text)).replace("\n", "\\n").replace("\t", " ")
+    neutralised, and a line break shown as ``\\n`` so it cannot start a line of its own."""
+    return _LINE_BREAK.sub("\\\\n", neutralise_tags(terminal(text))).replace("\t", " ")
 
 
 def body_lines(text: str) -> list[str]:
     """Stored text shown as the indented lines under a header: terminal-safe, tags
     neutralised, and a line shaped like a header (a bullet and a date) escaped with a leading
     backslash, so only the lines the tool writes begin a result."""
-    lines = neutralise_tags(terminal(text)).split("\n")
+    lines = _LINE_BREAK.split(neutralise_tags(terminal(text)))
     return [_escape_header(line) for line in lines]
 
 

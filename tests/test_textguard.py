@@ -74,9 +74,10 @@ def test_tags_are_neutralised_but_comparisons_stay():
 
 
 def test_one_line_cannot_start_a_line():
-    assert one_line("make test\n- 2026-08-09 [observed] ok") == (
-        "make test\\n- 2026-08-09 [observed] ok"
+    assert one_line("make test\n- 2026-08-09 [observed] ok\u2028x\u2029y") == (
+        "make test\\n- 2026-08-09 [observed] ok\\nx\\ny"
     )
+    assert body_lines("a\u2028- 2026-08-09 [observed]") == ["a", "\\- 2026-08-09 [observed]"]
 
 
 @pytest.mark.parametrize(
