@@ -1,6 +1,7 @@
 """The search pipeline, one stage a module, read top to bottom:
 
-    parse_query (query.py)       the text parsed once, into the Query every stage reads
+    parse_query (query.py)       the text parsed once, into the Query every stage reads,
+                                 in a worker thread (see ``parsed``)
     lexical_candidates           BM25 (words.py), CJK trigrams, coverage (coverage.py)
     semantic.nearest             the vector arm (semantic.py), at the same time; its rows
                                  become candidates (semantic.resolve) after both
@@ -28,6 +29,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio.to_thread
+
 from ..chains import follow
 from ..errors import NexusMemError, UsageError
 from ..models import SearchResponse, SearchResult
@@ -49,7 +52,7 @@ if TYPE_CHECKING:
     from ..config import Settings
     from ..engine import Engine
 
-__all__ = ["CANDIDATES", "parse_as_of", "ranked", "search", "search_all"]
+__all__ = ["CANDIDATES", "parse_as_of", "parsed", "ranked", "search", "search_all"]
 
 CANDIDATES = 100
 BODY_CHUNK = 50
@@ -81,6 +84,15 @@ def check_query(text: str, budget: int | None) -> None:
         raise UsageError("query: give some text to search for")
     if budget is not None and not 50 <= budget <= 200_000:
         raise UsageError("must be between 50 and 200000 tokens", argument="budget")
+
+
+async def parsed(text: str) -> Query:
+    """``parse_query(text)`` in a worker thread. The question is anyone's text, and its parse
+    the one stretch of Python whose length the asker decides: off the event loop, an MCP
+    server answers pings and other calls meanwhile, and a cancelled search stops waiting for
+    it at once (the thread's result is dropped; the parse is linear and bounded, so the
+    thread ends soon after)."""
+    return await anyio.to_thread.run_sync(parse_query, text, abandon_on_cancel=True)
 
 
 async def _arms(
@@ -211,7 +223,7 @@ async def search(
     check_query(text, budget)
     moment = parse_as_of(as_of)
     budget = budget or engine.config.retrieval.budget
-    query = parse_query(text)
+    query = await parsed(text)
     candidates, used = await ranked(engine, query, vector, moment, now)
     names = {engine.project_id: engine.repo.name}
     echo = echo_query(text, budget)  # the header's tokens come out of the budget first
@@ -253,7 +265,7 @@ async def search_all(
     check_query(text, budget)
     moment = parse_as_of(as_of)
     budget = budget or 2000
-    query = parse_query(text)
+    query = await parsed(text)
     fused: list[Candidate] = []
     named: dict[str, tuple[str, str]] = {}
     skipped: list[str] = []

@@ -1,0 +1,102 @@
+"""While a search runs, the server stays the client's: it answers ``ping``, serves other calls,
+and a ``notifications/cancelled`` for the search stops the server waiting for it.
+
+The search is made to block where a hostile question used to hold the server (the parse of its
+text), on an event the test releases: no timing decides what happens first.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from nexusmem_core import handlers
+from nexusmem_core.config import Settings
+from nexusmem_core.retrieval import search as pipeline
+from nexusmem_mcp.server import build_server
+
+from ..conftest import Repo
+
+# A hang guard, not a speed test: a step that never comes fails the test instead of hanging it.
+HANG = 60
+STUCK = "stuck retry budget"
+
+
+class StuckParse:
+    """``parse_query`` that blocks on ``release`` for the question ``STUCK`` alone."""
+
+    def __init__(self) -> None:
+        self.real = pipeline.parse_query
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.finished = threading.Event()
+
+    def __call__(self, text: str) -> Any:
+        if text == STUCK:
+            self.entered.set()
+            self.release.wait(HANG)
+            self.finished.set()
+        return self.real(text)
+
+
+@pytest.fixture
+def stuck(monkeypatch: pytest.MonkeyPatch) -> StuckParse:
+    parse = StuckParse()
+    monkeypatch.setattr(pipeline, "parse_query", parse)
+    return parse
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> dict[str, anyio.Event]:
+    """An event per question, set when the server's search for it is over, however it ended."""
+    events: dict[str, anyio.Event] = {}
+    real = handlers.search
+
+    async def watched(engine: Any, query: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await real(engine, query, *args, **kwargs)
+        finally:
+            events.setdefault(query, anyio.Event()).set()
+
+    monkeypatch.setattr(handlers, "search", watched)
+    return events
+
+
+# Clients on the stdio protocol (2025-06-18) ping; the SDK warns that the newest one has none.
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_a_running_search_leaves_ping_and_other_calls_answered_and_can_be_cancelled(
+    settings: Settings, repo: Repo, stuck: StuckParse, settled: dict[str, anyio.Event]
+):
+    root = str(repo.path)
+    async with Client(build_server(settings), mode="legacy") as client:
+        assert not (await client.call_tool("sync_project", {"project_root": root})).is_error
+        answered: list[Any] = []
+        done = settled.setdefault(STUCK, anyio.Event())
+
+        async def ask() -> None:
+            arguments = {"query": STUCK, "project_root": root, "vector": False}
+            answered.append(await client.call_tool("search_memory", arguments))
+
+        with anyio.fail_after(HANG):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(ask)
+                assert await anyio.to_thread.run_sync(stuck.entered.wait, HANG)
+                await client.send_ping()
+                other = await client.call_tool(
+                    "search_memory", {"query": "retry budget", "project_root": root}
+                )
+                assert not stuck.finished.is_set() and not answered  # still running
+                tg.cancel_scope.cancel()  # the client sends notifications/cancelled
+            await done.wait()  # the server stopped waiting for it...
+            assert not stuck.finished.is_set()  # ...while its parse is still stuck
+            after = await client.call_tool(
+                "search_memory", {"query": "retry budget", "project_root": root}
+            )
+        stuck.release.set()
+    assert not answered
+    for result in (other, after):
+        assert not result.is_error and "fix: raise the retry budget" in result.content[0].text
