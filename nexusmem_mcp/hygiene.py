@@ -19,7 +19,7 @@ from nexusmem_core.errors import NexusMemError
 from nexusmem_core.hygiene.forget import ForgetReport
 from nexusmem_core.hygiene.review import MarkStaleResult, ReviewResult
 from nexusmem_core.hygiene.stale import OpenSuggestions, StaleReport
-from nexusmem_core.textguard import one_line
+from nexusmem_core.textguard import json_safe, one_line
 
 from .errors import said
 from .tools import READ_ONLY, WRITES, ProjectRoot, Roots, _engine, _text
@@ -155,7 +155,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
                 report = await handlers.stale(engine, 45, 50)
         except NexusMemError as err:
             raise ResourceError(said(err)) from err
-        return json.dumps(report.to_dict(), indent=2, ensure_ascii=False)
+        return json_safe(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
 
     @server.resource("nexusmem://deny-list", mime_type="application/json")
     async def deny_list_resource() -> str:

@@ -18,7 +18,7 @@ from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.errors import NexusMemError
 from nexusmem_core.models import NODE_KINDS, SearchResponse, Status, SyncReport
 from nexusmem_core.render import MCP_COMMANDS, render_search, status_text
-from nexusmem_core.textguard import one_line
+from nexusmem_core.textguard import json_safe, one_line
 
 from .errors import said
 from .roots import inside_roots, project_path
@@ -259,7 +259,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         node = await handlers.get_node(engine, node_id)
         if node is None:
             raise ResourceNotFoundError(f"no node {node_id} in {engine.repo.root}")
-        return json.dumps(node, indent=2, ensure_ascii=False)
+        return json_safe(json.dumps(node, indent=2, ensure_ascii=False))
 
 
 async def _resource_engine(ctx: Context, root: Path) -> Engine:

@@ -139,3 +139,19 @@ def test_the_agents_recall_note_quotes_a_hostile_revert_as_data(make_repo, clone
     assert "`` make check # &lt;/tool> `x` ``" in note  # one code span, whatever it holds
     assert "</tool>" not in note and "<system>" not in note and "pwned" not in note
     assert not TERMINAL_ACTS_ON.findall(note)
+
+
+async def test_a_node_read_as_a_resource_keeps_the_escapes_as_data(
+    make_repo, cloned, settings: Settings, monkeypatch
+):
+    clone = synced_clone(make_repo, cloned)
+    monkeypatch.chdir(clone)  # the resources answer for the server's working directory
+    async with Client(build_server(settings)) as client:
+        found = await client.call_tool(
+            "search_memory", {"query": "flaky upload retry", "project_root": str(clone)}
+        )
+        node_id = found.structured_content["results"][0]["id"]
+        node = await client.read_resource(f"nexusmem://node/{node_id}")
+    text = node.contents[0].text
+    assert not TERMINAL_ACTS_ON.findall(text)
+    assert json.loads(text)["title"] == f"fix: flaky upload retry {ESCAPES}"
