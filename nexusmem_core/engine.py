@@ -8,29 +8,41 @@ It owns the database connection for its lifetime; nothing is kept in module glob
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .collectors.git import RepoInfo, main_checkout, read_repo
+from .collectors.git import RepoInfo, git, main_checkout, read_repo
 from .config import load_config
+from .config.snapshot import shipped_reach
 from .embed.ollama import OllamaEmbedder
-from .errors import NotInitialisedError, StoreError
-from .files import make_dir, replace_file
+from .errors import FileAccessError, NotInitialisedError, StoreError, UntrustedWorkspaceError
+from .files import file_error, make_dir, read_text, replace_file
 from .identity import Prior, settle
 from .logging import get_logger
-from .paths import CONFIG_FILE, DB_FILE, workspace_dir
+from .paths import CONFIG_FILE, DB_FILE, WORKSPACE_DIR, workspace_dir
 from .private import PRIVATE_DIR, PRIVATE_FILE, home_paths, tighten, workspace_paths
 from .registry import ProjectEntry
 from .store.db import Database, open_database
 from .store.maintenance import Compaction, due, finish_due
+from .trust import MARKER, UNTRACK, refusal, stamp
 
 if TYPE_CHECKING:
     from .config import ProjectConfig, Settings
 
-__all__ = ["Engine", "ensure_workspace", "memory_repo", "open_engine", "read_project"]
+__all__ = [
+    "Engine",
+    "check_workspace",
+    "ensure_workspace",
+    "memory_repo",
+    "open_engine",
+    "read_project",
+    "user_config",
+]
 
 log = get_logger("engine")
 
@@ -87,16 +99,21 @@ class Engine:
         return self._embedders[for_query][1]
 
 
-def ensure_workspace(root: Path) -> list[str]:
-    """Create ``.nexusmem/`` (0700) with its ``.gitignore`` and ``config.json`` (0600); return
-    what was made.
+def ensure_workspace(root: Path, home: Path) -> list[str]:
+    """Create ``.nexusmem/`` (0700) with its owner marker (see :mod:`.trust`), ``.gitignore``
+    and ``config.json`` (0600); return what was made.
 
-    An existing config is validated, never rewritten.
+    An existing config is validated, never rewritten. The caller has checked the workspace
+    (:func:`check_workspace`): one that exists is this user's.
     """
     ws = workspace_dir(root)
     created = []
     if not ws.exists():
         make_dir(ws, PRIVATE_DIR)
+        try:
+            stamp(ws, home)
+        except OSError as err:
+            raise file_error("write", ws / MARKER, err) from err
         created.append(str(ws))
     ignore = ws / ".gitignore"
     if not ignore.exists():
@@ -105,7 +122,7 @@ def ensure_workspace(root: Path) -> list[str]:
         created.append(str(ignore))
     config = ws / CONFIG_FILE
     if config.exists():
-        load_config(config)
+        load_config(config, user_config(home))
     else:
         from .config.schema import ProjectConfig, dump_config  # only init writes the file
 
@@ -114,21 +131,91 @@ def ensure_workspace(root: Path) -> list[str]:
     return created
 
 
+def user_config(home: Path) -> Path:
+    """The user's own ``config.json``: the defaults of every repository's, and the only
+    place (with the environment) for the settings that send data anywhere."""
+    return home / CONFIG_FILE
+
+
+async def check_workspace(root: Path, home: Path) -> None:
+    """Refuse the ``.nexusmem`` at ``root`` unless this user's NexusMem made it (see
+    :mod:`.trust`) and git does not track it: a clone's own files are data, never memory, and
+    memory in a tracked file would be published by the next ``git commit -a``."""
+    if not os.path.lexists(workspace_dir(root)):
+        return
+    why = refusal(root, home)
+    if why is None and not await _tracked(root):
+        return
+    if why is None or await _tracked(root, cached=False):  # the likelier way out first
+        why = (
+            f"{workspace_dir(root)} is tracked by git: the repository ships it, and a "
+            f"repository's own files are never memory or config; run {UNTRACK}"
+        )
+    raise UntrustedWorkspaceError(why)
+
+
+_INDEX_CHECKED = "index.checked"
+
+
+async def _tracked(root: Path, cached: bool = True) -> bool:
+    """Whether git tracks anything under the workspace. ``git ls-files`` reads the whole index
+    (4 ms on werkzeug), so an answer of no is kept beside the index file's identity, and asked
+    again only once the index changed (an ``add -f`` of the workspace changes it)."""
+    stamp_file = workspace_dir(root) / _INDEX_CHECKED
+    index = _index_identity(root) if cached else None
+    if index is not None and read_text(stamp_file) == index:
+        return False
+    tracked = bool(await git(root, "ls-files", "-z", "--", WORKSPACE_DIR, check=False))
+    if not tracked and index is not None:
+        with contextlib.suppress(FileAccessError):  # a cache: a read-only workspace asks again
+            replace_file(stamp_file, index, mode=PRIVATE_FILE)
+    return tracked
+
+
+def _index_identity(root: Path) -> str | None:
+    """The index file's device, inode, size and mtime; None when git may read another index
+    (a linked worktree or submodule, ``GIT_INDEX_FILE``) or there is none."""
+    if os.environ.get("GIT_INDEX_FILE"):
+        return None
+    try:
+        info = os.stat(root / ".git" / "index")
+    except OSError:  # no index yet, or .git is a file naming the git dir elsewhere
+        return None
+    return f"{info.st_dev} {info.st_ino} {info.st_size} {info.st_mtime_ns}\n"
+
+
+def _load_config(repo: RepoInfo, home: Path) -> ProjectConfig:
+    """The repository's config over the user's; says in one line what it may not set."""
+    path = workspace_dir(repo.root) / CONFIG_FILE
+    config = load_config(path, user_config(home))
+    ignored = shipped_reach(path)
+    if ignored:
+        log.warning(
+            "config_ignored",
+            file=str(path),
+            settings=", ".join(ignored),
+            why="a repository's config.json cannot send data anywhere or turn on a source; "
+            f"set them in {user_config(home)} or the environment",
+        )
+    return config
+
+
 async def memory_repo(checkout: RepoInfo) -> RepoInfo:
     """The repository whose memory ``checkout`` uses: itself, or for a linked worktree without a
     ``.nexusmem/`` of its own, its main checkout (HEAD and all: a worktree shares its memory,
     it does not move the main checkout's git cursor to its own branch)."""
-    if workspace_dir(checkout.root).exists():
+    if os.path.lexists(workspace_dir(checkout.root)):
         return checkout
     main = await main_checkout(checkout.root)
     return checkout if main is None else await read_repo(main)
 
 
-async def read_project(path: Path) -> tuple[RepoInfo, ProjectConfig]:
+async def read_project(settings: Settings, path: Path) -> tuple[RepoInfo, ProjectConfig]:
     """The repository whose memory ``path`` belongs to (see :func:`memory_repo`) and its config,
-    without opening (or creating) memory."""
+    without opening (or creating) memory. Its workspace, if any, is checked first."""
     repo = await memory_repo(await read_repo(path.expanduser()))
-    return repo, load_config(workspace_dir(repo.root) / CONFIG_FILE)
+    await check_workspace(repo.root, settings.home)
+    return repo, _load_config(repo, settings.home)
 
 
 def _make_private(workspace: Path, home: Path) -> None:
@@ -181,14 +268,15 @@ async def open_engine(
     """
     repo = await memory_repo(await read_repo(path.expanduser()))
     ws = workspace_dir(repo.root)
+    await check_workspace(repo.root, settings.home)
     if create:
-        ensure_workspace(repo.root)
+        ensure_workspace(repo.root, settings.home)
     elif not (ws / DB_FILE).exists():
         raise NotInitialisedError(f"{repo.root} has no NexusMem memory yet")
     # Before the database is opened: a read-only open of an older schema fails in it, and a
     # database made 0600 first gets a -wal and -shm of its own mode.
     _make_private(ws, settings.home)
-    config = load_config(ws / CONFIG_FILE)
+    config = _load_config(repo, settings.home)
     async with open_database(
         ws / DB_FILE, read_only=read_only, vectors=settings.vector != "off"
     ) as db:

@@ -23,6 +23,7 @@ __all__ = [
     "NotAGitRepositoryError",
     "NotInitialisedError",
     "StoreError",
+    "UntrustedWorkspaceError",
     "UsageError",
 ]
 
@@ -75,6 +76,12 @@ class NotInitialisedError(NexusMemError):
     The message says which, not how to make one: each adapter adds that (``nexusmem init``,
     ``sync_project``).
     """
+
+
+class UntrustedWorkspaceError(NexusMemError):
+    """The repository's ``.nexusmem`` was not made by this user's NexusMem (a clone shipped
+    it, a link points elsewhere, git tracks it): it is never read or written. The message says
+    how to move it aside; each adapter adds how to set memory up anew."""
 
 
 SYNC = "\x00sync\x00"  # in a StoreError's text: where the way out is to sync (see below)

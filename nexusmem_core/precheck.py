@@ -37,7 +37,7 @@ from .chains import UnresolvedFailure, unresolved_failures
 from .collectors.git import git, read_repo
 from .collectors.shell.scope import repository_roots
 from .engine import memory_repo, open_engine
-from .errors import ConfigError, StoreError
+from .errors import ConfigError, StoreError, UntrustedWorkspaceError
 from .paths import DB_FILE, workspace_dir
 from .store.db import Database
 
@@ -116,8 +116,8 @@ async def precheck(
             others = await repository_roots(repo.root) if failures else []
             report.warnings += _failure_warnings(checked, failures, texts, names, root, now, others)
             report.warnings += await _churn_warnings(engine.db, engine.project_id, checked, since)
-    except (StoreError, ConfigError) as err:
-        # Advisory: a memory that cannot be read must not stop a commit.
+    except (StoreError, ConfigError, UntrustedWorkspaceError) as err:
+        # Advisory: a memory that cannot be read (or must not be) must not stop a commit.
         report.skipped = report.notice = f"precheck skipped: {err}"
     order = {p: i for i, p in enumerate(checked)}
     report.warnings.sort(key=lambda w: (order[w.path], w.kind != "failure"))

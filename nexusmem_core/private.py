@@ -40,7 +40,9 @@ WORKSPACE_FILES = (
     "memory.db-journal",
     "config.json",
     "config.checked.json",
+    "index.checked",
     ".gitignore",
+    "owner",
     "sync.lock",
     BACKUP_DIR,
 )
@@ -54,6 +56,9 @@ HOME_FILES = (
     "projects.json",
     "settings.checked.json",
     "agent",
+    "agent-created.json",
+    "config.json",
+    "hooks",
 )
 
 
@@ -76,8 +81,8 @@ def workspace_paths(workspace: Path) -> list[Path]:
 
 
 def home_paths(home: Path) -> list[Path]:
-    """The home directory and the logs, key and registry in it."""
-    return [home, *(home / name for name in HOME_FILES)]
+    """The home directory, the logs, key and registry in it, and the hook scripts."""
+    return [home, *(home / name for name in HOME_FILES), *_entries(home / "hooks")]
 
 
 def tighten(paths: Iterable[Path]) -> list[str]:

@@ -189,6 +189,11 @@ def _newest_commits(path: Path) -> tuple[Path, subprocess.Popen[str], str | None
     memory = root / ".nexusmem" / "memory.db" if root else None
     if root is None or memory is None or not memory.is_file():
         return None
+    from .paths import home_dir
+    from .trust import trusted
+
+    if not trusted(str(root), home_dir()):
+        return None  # a workspace the repository shipped: the sync refuses it
     try:
         conn = sqlite3.connect(f"file:{quote(str(memory))}?mode=ro", uri=True)
         try:
@@ -452,9 +457,9 @@ def _plan(root: str, rev: str, project_id: str) -> Job | None:
     since, or was never read): then only the walk is begun."""
     from .collectors.diffs import patch_args
     from .config.snapshot import peek_config
-    from .paths import CONFIG_FILE, workspace_dir
+    from .paths import CONFIG_FILE, home_dir, workspace_dir
 
-    config = peek_config(workspace_dir(Path(root)) / CONFIG_FILE)
+    config = peek_config(workspace_dir(Path(root)) / CONFIG_FILE, Path(home_dir()) / CONFIG_FILE)
     if config is None or not config.sources.git.enabled:
         return None
     diff = config.sources.diff

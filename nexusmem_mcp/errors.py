@@ -18,6 +18,7 @@ from nexusmem_core.errors import (
     NotAGitRepositoryError,
     NotInitialisedError,
     StoreError,
+    UntrustedWorkspaceError,
 )
 
 __all__ = ["refused", "said"]
@@ -32,6 +33,8 @@ def said(err: NexusMemError) -> str:
         return f"{err}: pass project_root, the path of a git repository"
     if isinstance(err, NotInitialisedError):
         return f"{err}: call sync_project to build it from the repository"
+    if isinstance(err, UntrustedWorkspaceError):
+        return f"{err}; then call sync_project to build memory of your own"
     return str(err)
 
 

@@ -96,7 +96,7 @@ class EnginePool:
             )
             read_only = False
         except StoreError:
-            path = workspace_dir((await read_project(root))[0].root) / DB_FILE
+            path = workspace_dir((await read_project(self.settings, root))[0].root) / DB_FILE
             if create or not path.is_file() or obstacle(path) is None:
                 raise
             engine = await stack.enter_async_context(

@@ -175,8 +175,8 @@ def test_init_on_a_read_only_or_full_disk_names_the_file(make_repo, tmp_path: Pa
 async def test_hooks_say_in_one_line_that_their_log_is_full_and_keep_what_it_held(
     settings: Settings, repo: Repo, home: Path, disks: Disks
 ):
+    disks.mount(home, 256)  # first: the workspace is marked with the key this home holds
     await handlers.init_project(settings, repo.path)
-    disks.mount(home, 256)
     user = {"HOME": str(repo.path.parent / "user"), "SHELL": "/bin/bash"}
     assert run_cli("hook", "install", env=user).returncode == 0
     log_command(home, "make build", repo.path, 0)  # creates the log and the hook key

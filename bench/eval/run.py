@@ -250,7 +250,7 @@ def write_embed_config(repo: Path, batch: int, timeout: int, fusion_k: int | Non
     stay at their defaults."""
     from nexusmem_core.config import ProjectConfig, dump_config
     from nexusmem_core.engine import ensure_workspace
-    from nexusmem_core.paths import CONFIG_FILE, workspace_dir
+    from nexusmem_core.paths import CONFIG_FILE, default_home, workspace_dir
 
     config = ProjectConfig()
     embed = getattr(config, "embed", None)
@@ -258,7 +258,7 @@ def write_embed_config(repo: Path, batch: int, timeout: int, fusion_k: int | Non
         return
     changes = {"batch": batch, "timeout_seconds": timeout, "query_timeout_seconds": timeout}
     embed = embed.model_copy(update=changes)
-    ensure_workspace(repo)
+    ensure_workspace(repo, default_home())
     if fusion_k is not None:  # the one ranking knob the evaluation sweeps
         retrieval = config.retrieval.model_copy(update={"fusion_k": fusion_k})
         config = config.model_copy(update={"retrieval": retrieval})
@@ -271,9 +271,9 @@ def write_import_expansion(repo: Path, on: bool) -> None:
     along it on or off, in the fixture's own ``config.json``."""
     from nexusmem_core.config import dump_config, load_config
     from nexusmem_core.engine import ensure_workspace
-    from nexusmem_core.paths import CONFIG_FILE, workspace_dir
+    from nexusmem_core.paths import CONFIG_FILE, default_home, workspace_dir
 
-    ensure_workspace(repo)
+    ensure_workspace(repo, default_home())
     path = workspace_dir(repo) / CONFIG_FILE
     config = load_config(path)
     structure = config.sources.structure.model_copy(update={"enabled": True})

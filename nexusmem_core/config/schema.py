@@ -39,7 +39,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from ..errors import ConfigError
 from ..paths import default_home
-from .defaults import DEFAULT_DOC_EXTENSIONS
+from .defaults import DEFAULT_DOC_EXTENSIONS, REACH
 
 __all__ = [
     "DEFAULT_DOC_EXTENSIONS",
@@ -352,23 +352,17 @@ class ProjectConfig(BaseSettings):
         return init_settings, ConfigFile(settings_cls)
 
 
-_reading: ContextVar[Path | None] = ContextVar("nexusmem_config_file", default=None)
+_reading: ContextVar[dict[str, Any] | None] = ContextVar("nexusmem_config_data", default=None)
 
 
 class ConfigFile(PydanticBaseSettingsSource):
-    """The source that reads ``config.json``: which file is given by ``load_config``."""
+    """The source that reads ``config.json``: what it holds is given by ``load_config``."""
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
         return None, field_name, False  # the whole file is read at once, in __call__
 
     def __call__(self) -> dict[str, Any]:
-        path = _reading.get()
-        if path is None:
-            return {}
-        data = _read_json(path)
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: field '(top level)': must be a JSON object; {_FIX}")
-        return data
+        return _reading.get() or {}
 
 
 _FIX = "fix the file or delete it to get the defaults"
@@ -393,15 +387,55 @@ def _read_json(path: Path) -> Any:
         ) from err
 
 
-def load_config(path: Path) -> ProjectConfig:
-    """Read and validate ``path``; a missing file means the defaults."""
-    token = _reading.set(path)
+def _object(path: Path) -> dict[str, Any]:
+    data = _read_json(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: field '(top level)': must be a JSON object; {_FIX}")
+    return data
+
+
+def _validated(path: Path, data: dict[str, Any]) -> ProjectConfig:
+    token = _reading.set(data)
     try:
         return ProjectConfig()
     except ValidationError as err:
         raise ConfigError(f"{path}: {_field_error(err)}; {_FIX}") from None
     finally:
         _reading.reset(token)
+
+
+def load_config(path: Path, user: Path | None = None) -> ProjectConfig:
+    """Read and validate ``path``; a missing file means the defaults. With ``user`` (the
+    user's own ``$NEXUSMEM_HOME/config.json``), that file gives the defaults ``path``
+    overrides, and alone decides the settings of ``REACH``: ``path`` lies in a repository."""
+    repo = _object(path)
+    if user is None:
+        return _validated(path, repo)
+    mine = _object(user)
+    _validated(user, mine)
+    _validated(path, repo)  # each file's own errors name that file
+    return _validated(path, _merge(mine, _without_reach(repo)))
+
+
+def _without_reach(data: dict[str, Any]) -> dict[str, Any]:
+    out = json.loads(json.dumps(data))
+    for keys in REACH:
+        section = out
+        for key in keys[:-1]:
+            section = section.get(key) if isinstance(section, dict) else None
+        if isinstance(section, dict):
+            section.pop(keys[-1], None)
+    return out
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
 
 
 def _field_error(err: ValidationError) -> str:
@@ -475,5 +509,8 @@ def _bounds(loc: Any) -> tuple[Any, Any]:
 
 
 def dump_config(config: ProjectConfig) -> str:
-    """The file text ``init`` writes: every default spelled out, camelCase keys."""
-    return json.dumps(config.model_dump(mode="json", by_alias=True), indent=2) + "\n"
+    """The file text ``init`` writes: every default spelled out, camelCase keys, except the
+    settings a repository's file cannot carry (``REACH``)."""
+    return (
+        json.dumps(_without_reach(config.model_dump(mode="json", by_alias=True)), indent=2) + "\n"
+    )

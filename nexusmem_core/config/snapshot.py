@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..private import PRIVATE_FILE
+from .defaults import REACH
 
 if TYPE_CHECKING:
     from .schema import ProjectConfig, Settings
 
-__all__ = ["Frozen", "load_config", "peek_config", "settings_from_env"]
+__all__ = ["Frozen", "load_config", "peek_config", "settings_from_env", "shipped_reach"]
 
 FORMAT = 1
 SETTINGS_SNAPSHOT = "settings.checked.json"
@@ -108,37 +109,64 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> Settings:
     return _checked(Path(os.path.expanduser(home)) / SETTINGS_SNAPSHOT, inputs, validate)
 
 
-def load_config(path: Path) -> ProjectConfig:
-    """``schema.load_config(path)``, from its snapshot when the file holds the text it was
-    validated from (a missing file means the defaults, and is an input like any other). The
-    text itself is the key, not the file's times: two writes within one clock tick differ."""
+def load_config(path: Path, user: Path | None = None) -> ProjectConfig:
+    """``schema.load_config(path, user)``, from its snapshot when the files hold the text they
+    were validated from (a missing file means the defaults, and is an input like any other).
+    The text itself is the key, not the file's times: two writes within one clock tick differ.
+    """
 
     def validate() -> Any:
         from .schema import load_config
 
-        return load_config(path)
+        return load_config(path, user)
 
     try:
-        text = _config_text(path)
+        texts = _config_texts(path, user)
     except (OSError, UnicodeDecodeError):
         return validate()  # unreadable: the schema says so, in its words
-    return _checked(path.with_name(CONFIG_SNAPSHOT), text, validate)
+    return _checked(path.with_name(CONFIG_SNAPSHOT), texts, validate)
 
 
-def peek_config(path: Path) -> ProjectConfig | None:
-    """The values :func:`load_config` gives for ``path`` when its snapshot holds them; None
-    otherwise. Never validates nor writes: for a guess (walker.py) that may be wrong."""
+def peek_config(path: Path, user: Path | None = None) -> ProjectConfig | None:
+    """The values :func:`load_config` gives for ``path`` and ``user`` when its snapshot holds
+    them; None otherwise. Never validates nor writes: for a guess (walker.py) that may be wrong.
+    """
     try:
-        text = _config_text(path)
+        texts = _config_texts(path, user)
     except (OSError, UnicodeDecodeError):
         return None
-    kept = _kept(path.with_name(CONFIG_SNAPSHOT), _key(text))
+    kept = _kept(path.with_name(CONFIG_SNAPSHOT), _key(texts))
     return None if kept is _NONE else kept  # type: ignore[no-any-return]
 
 
+def shipped_reach(path: Path) -> list[str]:
+    """The settings of ``defaults.REACH`` that the repository's config file at ``path`` sets
+    to other than their defaults: ignored there, and worth one line saying so."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return []  # missing or broken: load_config says so
+    found = []
+    for keys, default in REACH.items():
+        value: Any = data
+        for key in keys:
+            value = value.get(key, default) if isinstance(value, dict) else default
+        if value != default:
+            found.append(".".join(keys))
+    return found
+
+
+def _config_texts(path: Path, user: Path | None) -> Any:
+    """What a config's snapshot is keyed by: the file's text, and the user's file's with it.
+    None stands for a missing file. Raises OSError or UnicodeDecodeError for one that cannot
+    be read."""
+    text = _config_text(path)
+    return text if user is None else [text, _config_text(user)]
+
+
 def _config_text(path: Path) -> str | None:
-    """The config file's text, the key of its snapshot; None when there is no file (the
-    defaults). Raises OSError or UnicodeDecodeError for one that cannot be read."""
+    """A config file's text; None when there is no file (the defaults). Raises OSError or
+    UnicodeDecodeError for one that cannot be read."""
     try:
         return path.read_bytes().decode("utf-8")
     except FileNotFoundError:

@@ -54,8 +54,8 @@ async def init_project(settings: Settings, path: Path) -> tuple[Path, list[str]]
 
     Returns the workspace and the files created; a second run creates nothing.
     """
-    repo, _ = await read_project(path)
-    created = ensure_workspace(repo.root)
+    repo, _ = await read_project(settings, path)
+    created = ensure_workspace(repo.root, settings.home)
     db_file = workspace_dir(repo.root) / DB_FILE
     if not db_file.exists():
         created.append(str(db_file))

@@ -54,7 +54,7 @@ _RAW = [
     b"NaN",
     b'{"sources": {"git": {"enabled": true}}, "sources": 1}',
 ]
-_DEFAULTS = json.loads(dump_config(ProjectConfig()))
+_DEFAULTS = ProjectConfig().model_dump(mode="json", by_alias=True)  # every setting a file takes
 
 
 def _paths(tree: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

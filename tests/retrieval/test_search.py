@@ -318,7 +318,7 @@ async def test_a_deleted_changelog_still_says_which_release_shipped_a_change(
     r.commit("Describe the zsh completion script", {"README.md": "Zsh: source the script.\n"})
     for i in range(6):  # the release commit falls out of the diff window below
         r.commit(f"Refactor part {i} of the parser", {f"parse{i}.go": f"package p{i}\n"})
-    ensure_workspace(r.path)
+    ensure_workspace(r.path, settings.home)
     config = r.path / ".nexusmem" / "config.json"
     config.write_text(json.dumps({"version": 1, "sources": {"diff": {"maxCommits": 3}}}))
     if deleted == "after it":

@@ -113,10 +113,10 @@ def write_config(clone: Path) -> None:
     does not name (the ranking) follows the code's defaults, which is what is measured.
     Written on every run, so a default changed since the memory was made applies."""
     from nexusmem_core.engine import ensure_workspace
-    from nexusmem_core.paths import CONFIG_FILE, workspace_dir
+    from nexusmem_core.paths import CONFIG_FILE, default_home, workspace_dir
 
     patient = {"batch": 16, "timeoutSeconds": 300, "queryTimeoutSeconds": 60}
-    ensure_workspace(clone)
+    ensure_workspace(clone, default_home())
     config: dict[str, Any] = {"version": 1, "embed": patient}
     if os.environ.get("NEXUSMEM_EVAL_FUSION_K"):  # a sweep of the fusion constant
         config["retrieval"] = {"fusionK": int(os.environ["NEXUSMEM_EVAL_FUSION_K"])}

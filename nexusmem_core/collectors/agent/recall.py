@@ -18,6 +18,7 @@ from collections import namedtuple
 from collections.abc import Iterable, Iterator
 
 from ...textguard import code_span, one_line
+from ...trust import trusted
 from ..commands import is_predicate
 from ..shell import hooklog
 from . import AGENT_LOG
@@ -57,19 +58,20 @@ class Run(namedtuple("Run", "id ts outcome exit title edited cmd_hash cwd")):
     cwd: str | None  # the real path it ran in
 
 
-def find_root(cwd: str) -> tuple[str, str] | None:
+def find_root(cwd: str, home: str) -> tuple[str, str] | None:
     """Where the memory of the repository around ``cwd`` lives, and the top of the checkout
     ``cwd`` is in: the same directory, except in a linked worktree, whose memory is the main
-    checkout's. None where NexusMem has not run (no ``.nexusmem/memory.db``)."""
+    checkout's. None where NexusMem has not run (no ``.nexusmem/memory.db``), and where the
+    ``.nexusmem`` is not this user's own (a clone shipped it: see ``trust.py``)."""
     path = os.path.realpath(cwd)
     while True:
         if os.path.isfile(os.path.join(path, ".nexusmem", "memory.db")):
-            return path, path
+            return (path, path) if trusted(path, home) else None
         git = os.path.join(path, ".git")
         if os.path.isfile(git):  # a linked worktree: ".git" names its git dir
             main = _main_checkout(git)
             if main and os.path.isfile(os.path.join(main, ".nexusmem", "memory.db")):
-                return main, path
+                return (main, path) if trusted(main, home) else None
             return None
         if os.path.exists(git):
             return None  # the repository's top, never initialised

@@ -69,7 +69,7 @@ def handle(data: bytes, home: str, now: float) -> str | None:
         return None
     if event is None:
         return None
-    found = recall.find_root(event.cwd)
+    found = recall.find_root(event.cwd, home)
     if found is None:
         return None  # NexusMem has not run in this repository: nothing to record or recall
     root, top = found

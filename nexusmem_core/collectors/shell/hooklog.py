@@ -17,6 +17,8 @@ import sys
 from collections import namedtuple
 from collections.abc import Callable, Iterator
 
+from ...trust import user_key
+
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process ~3 ms
 if TYPE_CHECKING:
     from pathlib import Path
@@ -39,36 +41,15 @@ __all__ = [
 ]
 
 LOG_FILE = "shell-history.jsonl"
-KEY_FILE = "hook.key"
 MAX_LINE = 256 * 1024  # a longer line is dropped: no shell command worth keeping is that long
 _CHUNK = 64 * 1024
 
 
-def _read(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
-
-
-def _key(home: str | os.PathLike[str]) -> bytes:
-    path = os.path.join(home, KEY_FILE)
-    try:
-        return _read(path)
-    except FileNotFoundError:
-        pass
-    os.makedirs(home, mode=0o700, exist_ok=True)  # private, like everything in it
-    key = os.urandom(32)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another hook won the race: use its key
-        return _read(path)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(key)
-    return key
-
-
 def command_hash(home: str | os.PathLike[str], raw: str) -> str:
     """A keyed hash of the raw command text: equal commands match, secrets do not leak."""
-    return hmac.new(_key(home), raw.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+    return hmac.new(
+        user_key(home) or b"", raw.encode("utf-8", "surrogatepass"), hashlib.sha256
+    ).hexdigest()
 
 
 def append(home: str | os.PathLike[str], record: dict[str, Any], name: str = LOG_FILE) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
-from nexusmem_core.engine import open_engine, read_project
+from nexusmem_core.engine import ensure_workspace, open_engine, read_project
 from nexusmem_core.models import SyncReport
 
 from ...conftest import Repo, run_cli
@@ -23,7 +23,7 @@ SECRET = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 def configure(repo: Repo, **github: Any) -> None:
     workspace = repo.path / ".nexusmem"
-    workspace.mkdir(exist_ok=True)
+    ensure_workspace(repo.path, Settings.from_env().home)
     config = {"sources": {"github": github}}
     (workspace / "config.json").write_text(json.dumps(config), encoding="utf-8")
 
@@ -306,7 +306,7 @@ def test_scan_github_previews_the_threads_and_writes_nothing(gh_repo: Repo, fake
 
 
 async def test_scan_github_reads_at_most_its_limit(gh_repo: Repo, fake_gh: FakeGh):
-    repo, config = await read_project(gh_repo.path)
+    repo, config = await read_project(Settings.from_env(), gh_repo.path)
     found = await handlers.scan_github(repo, config, limit=2)
     assert [row["ref"] for row in found["threads"]] == ["issue#1", "pr#2"]
     assert found["github"] == "ok; 2 thread(s) read, the most one run reads; more are left"

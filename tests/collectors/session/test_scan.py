@@ -4,6 +4,7 @@ fake Ollama over real HTTP that counts what it is sent."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,11 +26,15 @@ def ollama() -> Iterator[FakeOllama]:
 
 
 def enable_sessions(repo: Repo) -> None:
-    """``sources.session`` on in the repository's config.json, with the fake's model."""
+    """``sources.session`` on in the user's own config.json (a repository's cannot turn it on),
+    with the fake's model in the repository's."""
     config = repo.path / ".nexusmem" / "config.json"
     data = json.loads(config.read_text())
-    data["sources"]["session"].update(enabled=True, model="fake-chat", timeoutSeconds=5)
+    data["sources"]["session"].update(model="fake-chat", timeoutSeconds=5)
     config.write_text(json.dumps(data))
+    home = Path(os.environ["NEXUSMEM_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"sources": {"session": {"enabled": True}}}))
 
 
 async def planted(settings: Settings, path: Path, session: str, **options: int) -> None:
