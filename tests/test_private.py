@@ -149,3 +149,35 @@ def test_a_symbolic_link_in_the_workspace_is_not_followed(repo: Repo, tmp_path: 
     (repo.path / ".nexusmem" / "notes.txt").symlink_to(shared)
     assert run_cli("status", *at).returncode == 0
     assert stat.S_IMODE(shared.stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002], ids=["umask-022", "umask-002"])
+def test_the_hooks_set_up_privately_whatever_the_umask(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, umask: int
+):
+    """The first thing a user may run is a hook install: it creates the home, its hooks/ and
+    scripts, the note of what it created, and Claude Code's settings file, all private."""
+    user = tmp_path / "user"
+    user.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    assert not home.exists()
+    as_typed(umask, "hook", "install", "--shell", "bash")
+    as_typed(umask, "agent", "install")
+    assert loose(home) == {}
+    assert sorted(p.name for p in (home / "hooks").iterdir()) == ["nexusmem.bash"]
+    assert (home / "agent-created.json").is_file()
+    claude = user / ".claude" / "settings.json"
+    assert stat.S_IMODE(claude.stat().st_mode) == 0o600
+
+
+def test_a_settings_file_that_exists_keeps_its_owners_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    user = tmp_path / "user"
+    (user / ".claude").mkdir(parents=True)
+    claude = user / ".claude" / "settings.json"
+    claude.write_text("{}\n")
+    claude.chmod(0o644)
+    monkeypatch.setenv("HOME", str(user))
+    as_typed(0o022, "agent", "install")
+    assert stat.S_IMODE(claude.stat().st_mode) == 0o644

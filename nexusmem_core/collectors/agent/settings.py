@@ -36,6 +36,7 @@ from ...errors import (
 )
 from ...files import make_dir, read_bytes, read_text, remove_file, replace_file
 from ...paths import home_dir
+from ...private import PRIVATE_FILE
 from ..git import git_sync
 
 __all__ = [
@@ -179,7 +180,10 @@ def _strip(hooks: dict[str, Any]) -> bool:
 def _write(path: Path, data: dict[str, Any]) -> None:
     """Replace the file atomically in Claude Code's own format, keeping its mode."""
     # ensure_ascii off: Claude Code (JSON.stringify) writes non-ASCII text as it is.
-    replace_file(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    # A file made here is private: its hooks name the interpreter, and its ``env`` may hold
+    # tokens. One that exists keeps the mode its owner gave it.
+    mode = None if path.exists() else PRIVATE_FILE
+    replace_file(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode)
 
 
 @dataclass
@@ -300,13 +304,13 @@ def _note_created(home: Path, path: Path) -> None:
     notes = _created(home)
     notes[str(path)] = "" if path.parent.exists() else str(path.parent)
     make_dir(home, 0o700)
-    replace_file(home / CREATED_FILE, json.dumps(notes, indent=2) + "\n")
+    replace_file(home / CREATED_FILE, json.dumps(notes, indent=2) + "\n", PRIVATE_FILE)
 
 
 def _forget_created(home: Path, path: Path) -> None:
     notes = _created(home)
     if notes.pop(str(path), None) is not None:
-        replace_file(home / CREATED_FILE, json.dumps(notes, indent=2) + "\n")
+        replace_file(home / CREATED_FILE, json.dumps(notes, indent=2) + "\n", PRIVATE_FILE)
 
 
 # ----------------------------------------------------------------------------------- status

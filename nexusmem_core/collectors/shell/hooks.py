@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ConfigError, UsageError
-from ...files import file_error, obstacle, read_text, remove_file, replace_file
+from ...files import file_error, make_dir, obstacle, read_text, remove_file, replace_file
+from ...private import PRIVATE_DIR, PRIVATE_FILE
 from .hooklog import LOG_FILE, last_record
 from .scripts import SCRIPTS, VERSION, render
 
@@ -137,8 +138,11 @@ def install(
     script = rcs[0] if shell == "fish" else _script_path(home, shell)
     text = render(shell, python, str(home))
     before = read_text(script)
+    if shell != "fish":  # fish's file is in the user's own config folder, with its own mode
+        make_dir(home, PRIVATE_DIR)
+        make_dir(script.parent, PRIVATE_DIR)
     if before != text:
-        replace_file(script, text)
+        replace_file(script, text, None if shell == "fish" else PRIVATE_FILE)
     remove_file(home / "hooks" / f"{shell}.state")  # the next shell finds out again
     warnings: list[str] = []
     added = [] if shell == "fish" else [rc for rc in rcs if _wire(shell, rc, script, warnings)]
