@@ -51,14 +51,19 @@ def synced_clone(make_repo: Callable[[str], Repo], cloned: Callable[[Repo], Path
 
 def test_no_command_prints_a_commits_escape_sequences(make_repo, cloned):
     clone = synced_clone(make_repo, cloned)
+    found = run_cli("query", "flaky upload retry", "--json", "-C", str(clone)).stdout
+    node = json.loads(found)["results"][0]["id"]
     runs = {
+        "review": run_cli("review", node, "--verify", "-C", str(clone)),
         "query": run_cli("query", "flaky upload retry", "-C", str(clone)),
         "query --all-projects": run_cli("query", "flaky upload retry", "--all-projects"),
         "status": run_cli("status", "-C", str(clone)),
         "stale": run_cli("stale", "--min-age-days", "1", "-C", str(clone)),
         "projects": run_cli("projects"),
         "scan-git": run_cli("scan-git", "-C", str(clone)),
+        "scan-diff": run_cli("scan-diff", "-C", str(clone)),
     }
+    assert "fix: flaky upload retry" in runs["review"].stdout
     query = runs["query"].stdout
     assert "fix: flaky upload retry" in query and "The upload retry now waits" in query
     assert "exe.tpircs" in query  # the text stays, only what a terminal acts on goes
