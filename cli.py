@@ -73,8 +73,6 @@ def _said(err: Exception) -> str:
         return f"{err}: run `nexusmem init` (or `nexusmem sync` after it) in that repository"
     if isinstance(err, UntrustedWorkspaceError):
         return f"{err}; then run `nexusmem init` for memory of your own"
-    if isinstance(err, UntrustedWorkspaceError):
-        return f"{err}; then run `nexusmem init` for memory of your own"
     if isinstance(err, UsageError) and err.argument:
         return f"--{err.argument.replace('_', '-')}: {err.message}"
     return str(err)
