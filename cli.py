@@ -97,7 +97,7 @@ def _print_json(value: Any) -> None:
 async def cmd_init(settings: Settings, args: argparse.Namespace) -> int:
     from nexusmem_core import handlers
 
-    workspace, created = await handlers.init_project(settings, Path(args.C))
+    workspace, created = await handlers.init_project(settings, Path(args.C), adopt=args.adopt)
     # The settings were validated before the home existed, so their snapshot was not kept
     # (config/snapshot.py): keep it now, or the first sync validates them again (pydantic's
     # imports, ~0.13 s of a first `nexusmem sync` in a new home).
@@ -106,7 +106,9 @@ async def cmd_init(settings: Settings, args: argparse.Namespace) -> int:
     settings_from_env()
     for path in created:
         print(f"created {path}")
-    if not created:
+    if args.adopt:
+        print(f"adopted {workspace}: it is trusted as yours from now on")
+    elif not created:
         print(f"already initialised: {workspace}")
     return 0
 
@@ -792,6 +794,12 @@ def _memory_commands(
 ) -> None:
     """The everyday commands: set up, sync, ask, look."""
     p = sub.add_parser("init", parents=[repo], help="create .nexusmem/ in this repository")
+    p.add_argument(
+        "--adopt",
+        action="store_true",
+        help="take the .nexusmem/ here as yours though it holds no marker of this home's key "
+        "(your own, after $NEXUSMEM_HOME was reset); never one a repository shipped",
+    )
     p.set_defaults(func=cmd_init)
 
     p = sub.add_parser("sync", parents=[repo, as_json], help="ingest what is new")

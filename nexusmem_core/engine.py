@@ -20,7 +20,13 @@ from .collectors.git import RepoInfo, git, main_checkout, read_repo
 from .config import load_config
 from .config.snapshot import shipped_reach
 from .embed.ollama import OllamaEmbedder
-from .errors import FileAccessError, NotInitialisedError, StoreError, UntrustedWorkspaceError
+from .errors import (
+    FileAccessError,
+    NotInitialisedError,
+    StoreError,
+    UntrustedWorkspaceError,
+    UsageError,
+)
 from .files import file_error, make_dir, read_text, replace_file
 from .identity import Prior, settle
 from .logging import get_logger
@@ -29,13 +35,14 @@ from .private import PRIVATE_DIR, PRIVATE_FILE, home_paths, tighten, workspace_p
 from .registry import ProjectEntry
 from .store.db import Database, open_database
 from .store.maintenance import Compaction, due, finish_due
-from .trust import MARKER, UNTRACK, refusal, stamp
+from .trust import MARKER, UNTRACK, foreign, refusal, stamp
 
 if TYPE_CHECKING:
     from .config import ProjectConfig, Settings
 
 __all__ = [
     "Engine",
+    "adopt_workspace",
     "check_workspace",
     "ensure_workspace",
     "memory_repo",
@@ -152,6 +159,26 @@ async def check_workspace(root: Path, home: Path) -> None:
             f"repository's own files are never memory or config; run {UNTRACK}"
         )
     raise UntrustedWorkspaceError(why)
+
+
+async def adopt_workspace(settings: Settings, path: Path) -> None:
+    """Mark the ``.nexusmem`` of the repository at ``path`` as this user's, on their word (a
+    workspace of theirs whose marker no longer matches: $NEXUSMEM_HOME was reset or moved).
+    Still never a link, another user's folder, or one git tracks."""
+    repo = await memory_repo(await read_repo(path.expanduser()))
+    ws = workspace_dir(repo.root)
+    if not os.path.lexists(ws):
+        raise UsageError(f"{ws} does not exist: there is nothing to adopt", argument="adopt")
+    if (why := foreign(str(ws))) is not None:
+        raise UntrustedWorkspaceError(why)
+    if await _tracked(repo.root, cached=False):
+        raise UntrustedWorkspaceError(
+            f"{ws} is tracked by git: the repository ships it; run {UNTRACK}"
+        )
+    try:
+        stamp(ws, settings.home)
+    except OSError as err:
+        raise file_error("write", ws / MARKER, err) from err
 
 
 _INDEX_CHECKED = "index.checked"

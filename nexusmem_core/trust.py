@@ -30,6 +30,7 @@ __all__ = [
     "KEY_FILE",
     "MARKER",
     "UNTRACK",
+    "foreign",
     "refusal",
     "stamp",
     "trusted",
@@ -129,23 +130,11 @@ def _registered(root: str, home: str | os.PathLike[str]) -> bool:
     )
 
 
-def _empty(folder: str) -> bool:
-    try:
-        with os.scandir(folder) as entries:
-            return next(entries, None) is None
-    except OSError:
-        return False
-
-
-def refusal(root: str | os.PathLike[str], home: str | os.PathLike[str]) -> str | None:
-    """Why the ``.nexusmem`` at ``root`` must not be used, in one line; None when there is
-    none yet or it is this user's (a registered one from an older NexusMem is stamped now)."""
-    root = os.fspath(root)
-    workspace = os.path.join(root, _WORKSPACE)
+def foreign(workspace: str) -> str | None:
+    """Why ``workspace`` cannot be the user's whatever it holds, in one line: a link, not a
+    folder, or another user's; None for a folder of this user's."""
     try:
         info = os.lstat(workspace)
-    except FileNotFoundError:
-        return None
     except OSError as err:
         return f"{workspace} cannot be read ({err.strerror}): fix its permissions"
     if stat.S_ISLNK(info.st_mode):
@@ -160,6 +149,26 @@ def refusal(root: str | os.PathLike[str], home: str | os.PathLike[str]) -> str |
             f"{workspace} belongs to another user (uid {info.st_uid}), not to you: "
             "move it aside (`mv .nexusmem .nexusmem.shipped`)"
         )
+    return None
+
+
+def _empty(folder: str) -> bool:
+    try:
+        with os.scandir(folder) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False
+
+
+def refusal(root: str | os.PathLike[str], home: str | os.PathLike[str]) -> str | None:
+    """Why the ``.nexusmem`` at ``root`` must not be used, in one line; None when there is
+    none yet or it is this user's (a registered one from an older NexusMem is stamped now)."""
+    root = os.fspath(root)
+    workspace = os.path.join(root, _WORKSPACE)
+    if not os.path.lexists(workspace):
+        return None
+    if (why := foreign(workspace)) is not None:
+        return why
     if _stamped(workspace, home):
         return None
     # Nothing in it to trust (git keeps no empty folder: a mount point, or one made by hand),
@@ -174,7 +183,8 @@ def refusal(root: str | os.PathLike[str], home: str | os.PathLike[str]) -> str |
     return (
         f"{workspace} was not made by your NexusMem (it holds no marker of yours): a "
         "repository's own files are never memory or config; move it aside "
-        "(`mv .nexusmem .nexusmem.shipped`)"
+        "(`mv .nexusmem .nexusmem.shipped`), or if you made it under another $NEXUSMEM_HOME, "
+        "adopt it (`nexusmem init --adopt`)"
     )
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..engine import Engine, ensure_workspace, open_engine, read_project
+from ..engine import Engine, adopt_workspace, ensure_workspace, open_engine, read_project
 from ..errors import UsageError
 from ..models import SyncReport
 from ..paths import DB_FILE, workspace_dir
@@ -49,11 +49,17 @@ async def precheck(settings: Settings, path: Path, **options: Any) -> PrecheckRe
     return await run_precheck(settings, path, **options)
 
 
-async def init_project(settings: Settings, path: Path) -> tuple[Path, list[str]]:
+async def init_project(
+    settings: Settings, path: Path, *, adopt: bool = False
+) -> tuple[Path, list[str]]:
     """Create the workspace (idempotent) and register the project.
 
-    Returns the workspace and the files created; a second run creates nothing.
+    ``adopt`` first marks an existing workspace that holds no marker of this home's key as the
+    user's own (see :func:`..engine.adopt_workspace`). Returns the workspace and the files
+    created; a second run creates nothing.
     """
+    if adopt:
+        await adopt_workspace(settings, path)
     repo, _ = await read_project(settings, path)
     created = ensure_workspace(repo.root, settings.home)
     db_file = workspace_dir(repo.root) / DB_FILE

@@ -232,3 +232,24 @@ def test_a_workspace_of_an_older_version_is_kept_when_the_registry_lists_it(
     (other.path / ".nexusmem" / "owner").unlink()
     done = run_cli("status", "-C", str(other.path))
     assert done.returncode == 1 and "was not made by your NexusMem" in done.stderr
+
+
+def test_a_workspace_made_under_another_home_is_adopted_only_on_the_users_word(
+    repo: Repo, tmp_path: Path
+):
+    other = {"NEXUSMEM_HOME": str(tmp_path / "old-home")}
+    assert run_cli("init", "-C", str(repo.path), env=other).returncode == 0
+    assert run_cli("sync", "-q", "-C", str(repo.path), env=other).returncode == 0
+    refused = run_cli("query", "retry budget", "-C", str(repo.path))
+    assert refused.returncode == 1 and "nexusmem init --adopt" in refused.stderr
+    adopted = run_cli("init", "--adopt", "-C", str(repo.path))
+    assert adopted.returncode == 0, adopted.stderr
+    assert "adopted" in adopted.stdout
+    done = run_cli("query", "retry budget", "-C", str(repo.path))
+    assert done.returncode == 0 and "retry budget" in done.stdout
+
+
+def test_adopt_never_takes_a_shipped_workspace(shipped: Path):
+    done = run_cli("init", "--adopt", "-C", str(shipped))
+    assert done.returncode == 1 and "is tracked by git" in done.stderr
+    assert run_cli("status", "-C", str(shipped)).returncode == 1
