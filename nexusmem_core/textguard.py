@@ -27,11 +27,12 @@ __all__ = [
 
 # Whole sequences first, so their parameters do not stay behind as text: CSI (colours, cursor
 # moves, clear screen), the string ones (OSC retitles a window, DCS, SOS, PM, APC) up to their
-# terminator, then any other ESC sequence. Each alternative's classes exclude what ends it, so a
-# failed match scans its run once: linear.
+# terminator, then any other ESC sequence. A string's body excludes every character that
+# starts one, so a match that fails scans only up to the next start: linear.
 _SEQUENCES = re.compile(
     r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
-    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c\x90\x98\x9d\x9e\x9f]*"
+    r"(?:\x07|\x1b\\|\x9c)"
     r"|\x1b[ -/]*[0-~]"
 )
 # C0 but tab and newline, DEL, C1, and the bidi embeddings, overrides and isolates.

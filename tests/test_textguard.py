@@ -102,6 +102,8 @@ HOSTILE = [
     "\x1b]" + "a" * 64,  # an OSC that never ends
     "\x1b" * 64,
     "\x9b" + ";" * 64,
+    "\x9d" + "a" * 8,  # C1 string starts, none ended
+    "\x1b]a\x90b\x98c\x9ed\x9fe",
     "- " * 32 + "\n",
     "<" * 64,
     "`" * 64,
