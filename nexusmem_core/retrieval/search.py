@@ -56,6 +56,7 @@ __all__ = ["CANDIDATES", "parse_as_of", "parsed", "ranked", "search", "search_al
 
 CANDIDATES = 100
 BODY_CHUNK = 50
+PARSED_HERE = 1_000  # characters: a question this short is parsed on the event loop
 
 
 def parse_as_of(text: str | None) -> int | None:
@@ -87,11 +88,14 @@ def check_query(text: str, budget: int | None) -> None:
 
 
 async def parsed(text: str) -> Query:
-    """``parse_query(text)`` in a worker thread. The question is anyone's text, and its parse
-    the one stretch of Python whose length the asker decides: off the event loop, an MCP
-    server answers pings and other calls meanwhile, and a cancelled search stops waiting for
-    it at once (the thread's result is dropped; the parse is linear and bounded, so the
-    thread ends soon after)."""
+    """``parse_query(text)``, in a worker thread when the question is long. The question is
+    anyone's text, and its parse the one stretch of Python whose length the asker decides: off
+    the event loop, an MCP server answers pings and other calls meanwhile, and a cancelled
+    search stops waiting for it at once (the thread's result is dropped; the parse is linear
+    and bounded, so the thread ends soon after). A question of at most ``PARSED_HERE``
+    characters is parsed in less time than the hand-off to a thread takes."""
+    if len(text) <= PARSED_HERE:
+        return parse_query(text)
     return await anyio.to_thread.run_sync(parse_query, text, abandon_on_cancel=True)
 
 

@@ -92,11 +92,15 @@ async def mcp_server(root: Path, home: Path) -> AsyncIterator[Wire]:
         )
         async with process:
             wire = Wire(process)
-            with anyio.fail_after(HANG):
-                await wire.send(INITIALIZE)
-                assert "result" in await wire.reply(1)
-                await wire.send(INITIALIZED)
-                yield wire
+            try:
+                with anyio.fail_after(HANG):
+                    await wire.send(INITIALIZE)
+                    assert "result" in await wire.reply(1)
+                    await wire.send(INITIALIZED)
+                    yield wire
+            except BaseException:
+                process.kill()  # a server that never answered may never read its EOF either
+                raise
             await process.stdin.aclose()
 
 

@@ -23,7 +23,8 @@ from ..conftest import Repo
 
 # A hang guard, not a speed test: a step that never comes fails the test instead of hanging it.
 HANG = 60
-STUCK = "stuck retry budget"
+# Long enough to be parsed off the event loop (pipeline.PARSED_HERE), as a pasted log is.
+STUCK = "stuck retry budget " + "x" * pipeline.PARSED_HERE
 
 
 class StuckParse:
