@@ -309,7 +309,11 @@ def patch_args(rev_args: Sequence[str], paths: Sequence[str] = ()) -> list[str]:
         "--no-merges",
         "--no-renames",
         "--no-color",
+        # A repository's .gitattributes may name any diff driver; a driver's command (a
+        # textconv, an external diff) would then run on a stranger's file. The patch as git
+        # holds it is what is stored.
         "--no-ext-diff",
+        "--no-textconv",
         "--format=" + LOG_FORMAT,
         *rev_args,
         "--",
