@@ -7,7 +7,11 @@ text), on an event the test releases: no timing decides what happens first.
 
 from __future__ import annotations
 
+import json
+import os
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -20,6 +24,7 @@ from nexusmem_core.retrieval import search as pipeline
 from nexusmem_mcp.server import build_server
 
 from ..conftest import Repo
+from .wire import INITIALIZE, INITIALIZED, Wire, tool_call
 
 # A hang guard, not a speed test: a step that never comes fails the test instead of hanging it.
 HANG = 60
@@ -101,3 +106,71 @@ async def test_a_running_search_leaves_ping_and_other_calls_answered_and_can_be_
     assert not answered
     for result in (other, after):
         assert not result.is_error and "fix: raise the retry budget" in result.content[0].text
+
+
+PING = b'{"jsonrpc":"2.0","id":%d,"method":"ping"}'
+CANCEL = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}'
+
+# The server as a client launches it, with the parse of a question that starts "stuck " made
+# to block until the test writes to a FIFO: the one change a subprocess can be given.
+SERVE_STUCK = """
+import sys
+from nexusmem_core.retrieval import search as pipeline
+real = pipeline.parse_query
+def stuck(text):
+    if text.startswith("stuck "):
+        with open(sys.argv[1]) as fifo:
+            fifo.read()
+    return real(text)
+pipeline.parse_query = stuck
+from nexusmem_mcp.server import main
+main()
+"""
+
+
+async def test_over_stdio_a_blocked_search_leaves_ping_and_other_calls_answered(
+    repo: Repo, home: Path, tmp_path: Path
+):
+    release = tmp_path / "release"
+    os.mkfifo(release)
+    seen: list[dict[str, Any]] = []
+
+    async def until(request_id: int) -> dict[str, Any]:
+        while not any(m.get("id") == request_id and "method" not in m for m in seen):
+            seen.append(json.loads(await wire.stdout.receive_until(b"\n", 1 << 24)))
+        return next(m for m in seen if m.get("id") == request_id and "method" not in m)
+
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / "server.log", "wb") as log:
+        process = await anyio.open_process(
+            [sys.executable, "-c", SERVE_STUCK, str(release)],
+            cwd=repo.path,
+            env={**os.environ, "NEXUSMEM_HOME": str(home)},
+            stderr=log,
+        )
+    async with process:
+        wire = Wire(process)
+        try:
+            with anyio.fail_after(HANG):
+                await wire.send(INITIALIZE)
+                await until(1)
+                await wire.send(INITIALIZED)
+                await wire.send(tool_call(2, "sync_project", b"{}"))
+                assert "result" in await until(2)
+                arguments = json.dumps({"query": STUCK})
+                await wire.send(tool_call(3, "search_memory", arguments.encode()))
+                await wire.send(PING % 4)
+                await wire.send(tool_call(5, "search_memory", b'{"query": "retry budget"}'))
+                assert (await until(4))["result"] == {}
+                assert "fix: raise the retry budget" in json.dumps(await until(5))
+                await wire.send(CANCEL % 3)
+                await wire.send(PING % 6)
+                await until(6)
+                await anyio.to_thread.run_sync(release.write_text, "")  # the parse goes on
+                await wire.send(PING % 7)
+                await until(7)
+        except BaseException:
+            process.kill()  # a server stuck on the loop never reads its EOF
+            raise
+        await process.stdin.aclose()
+    assert not [m for m in seen if m.get("id") == 3]  # a cancelled request is never answered
