@@ -12,9 +12,10 @@ NexusMem made it:
   a ``git commit -a``.
 
 A workspace an older NexusMem made has no marker: it is stamped when the user's own registry
-(``projects.json``, which only their NexusMem writes) lists it at this root. Anything else is
-refused with one line saying how to set memory up anew. Standard library only, no ``typing``:
-the agent hook checks this on every event.
+(``projects.json``, which only their NexusMem writes) lists it at this root, and so is an empty
+folder (git keeps none: a mount point). Anything else is refused with one line saying how to
+move it aside; ``init --adopt`` is the user's word that one is theirs. Standard library only,
+no ``typing``: the agent hook checks this on every event.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def _mac(key: bytes, nonce: str) -> str:
 def stamp(workspace: str | os.PathLike[str], home: str | os.PathLike[str]) -> None:
     """Mark ``workspace`` as made by this user's NexusMem (0600, replaced in one step)."""
     nonce = os.urandom(16).hex()
-    mac = _mac(user_key(home) or b"", nonce)
+    mac = _mac(user_key(home) or b"", nonce)  # made when missing: never None here
     text = (
         "Made by NexusMem for the user whose $NEXUSMEM_HOME holds the key; "
         "a copy in another repository is worthless.\n"
@@ -102,15 +103,18 @@ def _stamped(workspace: str, home: str | os.PathLike[str]) -> bool:
     key = user_key(home, create=False)
     if key is None:
         return False
+    flags = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0)  # a FIFO never blocks
     try:
-        fd = os.open(os.path.join(workspace, MARKER), os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(os.path.join(workspace, MARKER), flags)
     except OSError:  # missing, or a link (whose target is anyone's)
         return False
     with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
         lines = handle.read(_MAX_MARKER).decode("ascii", "replace").splitlines()
     fields = lines[-1].split() if lines else []
-    if len(fields) != 2 or not fields[0].isascii():
-        return False
+    if len(fields) != 2 or not (fields[0].isascii() and fields[1].isascii()):
+        return False  # compare_digest takes ASCII text only
     return hmac.compare_digest(_mac(key, fields[0]), fields[1])
 
 

@@ -90,9 +90,7 @@ def shipped(
     return cloned(source)
 
 
-@pytest.mark.parametrize(
-    "command", [["status"], ["query", FORGED], ["sync"], ["init"], ["stale"]]
-)
+@pytest.mark.parametrize("command", [["status"], ["query", FORGED], ["sync"], ["init"], ["stale"]])
 def test_every_command_refuses_a_shipped_workspace_in_one_line(
     shipped: Path, fake: FakeOllama, command: list[str]
 ):
@@ -253,3 +251,28 @@ def test_adopt_never_takes_a_shipped_workspace(shipped: Path):
     done = run_cli("init", "--adopt", "-C", str(shipped))
     assert done.returncode == 1 and "is tracked by git" in done.stderr
     assert run_cli("status", "-C", str(shipped)).returncode == 1
+
+
+@pytest.mark.parametrize("marker", ["fifo", "not ascii", "link"])
+def test_a_forged_marker_is_refused_without_waiting_or_failing(
+    shipped: Path, home: Path, marker: str
+):
+    """An archive can hold any kind of file where the mark should be: a FIFO, which a plain
+    open would wait on for ever; text no HMAC compare takes; a link to the user's own mark."""
+    _untrack(shipped)
+    owner = shipped / ".nexusmem" / "owner"
+    owner.unlink()
+    if marker == "fifo":
+        os.mkfifo(owner)
+    elif marker == "not ascii":
+        owner.write_text("é" * 32 + " " + "ü" * 64 + "\n")
+    else:
+        mine = home.parent / "mine"
+        mine.mkdir()
+        (mine / "README.md").write_text("# Mine\n\nText.\n")
+        subprocess.run(["git", "init", "-q"], cwd=mine, check=True)
+        assert run_cli("init", "-C", str(mine)).returncode == 0
+        os.symlink(mine / ".nexusmem" / "owner", owner)
+    done = run_cli("status", "-C", str(shipped))
+    assert done.returncode == 1 and "was not made by your NexusMem" in done.stderr
+    assert context(run_hook(payload("pre_bash", shipped, command="make deploy"))) is None
