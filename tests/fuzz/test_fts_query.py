@@ -156,8 +156,9 @@ def _repeat(unit: str) -> Callable[[int], str]:
 
 
 def _distinct(n: int) -> str:
+    """Distinct words of letters alone: neighbouring ones are joined into terms too."""
     rng = random.Random(n)
-    words = (f"{''.join(rng.choices(string.ascii_lowercase, k=6))}{i}" for i in range(n // 7))
+    words = ("".join(rng.choices(string.ascii_lowercase, k=8)) for _ in range(n // 9 + 1))
     return " ".join(words)[:n]
 
 
