@@ -168,6 +168,7 @@ def test_the_hooks_set_up_privately_whatever_the_umask(
     assert (home / "agent-created.json").is_file()
     claude = user / ".claude" / "settings.json"
     assert stat.S_IMODE(claude.stat().st_mode) == 0o600
+    assert stat.S_IMODE(claude.parent.stat().st_mode) == 0o700
 
 
 def test_a_settings_file_that_exists_keeps_its_owners_mode(

@@ -36,7 +36,7 @@ from ...errors import (
 )
 from ...files import make_dir, read_bytes, read_text, remove_file, replace_file
 from ...paths import home_dir
-from ...private import PRIVATE_FILE
+from ...private import PRIVATE_DIR, PRIVATE_FILE
 from ..git import git_sync
 
 __all__ = [
@@ -183,6 +183,7 @@ def _write(path: Path, data: dict[str, Any]) -> None:
     # A file made here is private: its hooks name the interpreter, and its ``env`` may hold
     # tokens. One that exists keeps the mode its owner gave it.
     mode = None if path.exists() else PRIVATE_FILE
+    make_dir(path.parent, PRIVATE_DIR)  # one that exists keeps its mode
     replace_file(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode)
 
 
