@@ -48,9 +48,10 @@ def synced_clone(make_repo: Callable[[str], Repo], cloned: Callable[[Repo], Path
 
 
 def distinct_words(n: int) -> str:
-    """``n`` distinct made-up words, the way a pasted document reads to the parser."""
+    """``n`` distinct made-up words of letters, the way a pasted document reads to the parser
+    (neighbouring words of letters are joined into terms as well)."""
     rng = random.Random(47)
-    return " ".join("".join(rng.choices(string.ascii_lowercase, k=5)) + str(i) for i in range(n))
+    return " ".join("".join(rng.choices(string.ascii_lowercase, k=8)) for _ in range(n))
 
 
 def test_one_long_token_is_cut_and_answered_by_the_cli(make_repo, cloned):
