@@ -66,7 +66,8 @@ class WorkTree:
             if not stat.S_ISREG(st.st_mode):
                 return "not a file"
             try:
-                data = handle.read(limit + 1)
+                # Up to its size: a read of ``limit`` bytes allocates all of them first.
+                data = handle.read(min(st.st_size, limit) + 1)
             except OSError:
                 return "unreadable"
         return (data[:limit], True, st) if len(data) > limit else (data, False, st)
