@@ -160,6 +160,15 @@ ORDINARY_COMMANDS: list[str] = [
     "gh secret list",
 ]
 
+# Prose near a secret's name that names no secret: a sha, a word, a path.
+ORDINARY_TEXT_NEAR_A_NAME = [
+    "the secret sauce is ready",
+    "fixed key 4b1df7a23ba1ffd4df4fc35c3284f15b82c2ed5e lookup in the cache",
+    "token was refreshed by the middleware",
+    "password is required for this endpoint",
+    "echo $GITHUB_TOKEN | gh auth login --with-token",
+]
+
 # Ordinary text from commits, lockfiles, code and prose that comes close to a token prefix
 # (`4b1d`, `live_`, `api_org_`, `EAAA`, `key-`, `pat.`, `SK`, `sk-`, `AGE-SECRET-KEY-1`): the
 # token formats' exact lengths and alphabets must keep all of it.
@@ -289,7 +298,7 @@ def test_ordinary_command_is_unchanged(command: str) -> None:
     assert redact_count(command) == (command, 0)
 
 
-@pytest.mark.parametrize("text", ORDINARY_TEXT)
+@pytest.mark.parametrize("text", ORDINARY_TEXT + ORDINARY_TEXT_NEAR_A_NAME)
 def test_ordinary_text_near_a_token_prefix_is_unchanged(text: str) -> None:
     assert redact_count(text) == (text, 0)
 
@@ -444,7 +453,8 @@ def _assert_gathered(text: str) -> None:
         for rule, keys in LINE_KEYS:
             for match in rule.finditer(text):
                 line = text.rfind("\n", 0, match.start()) + 1
-                assert any(start == line for start, _ in spans), (rule.name, match.group(0))
+                held = any(start <= line and match.end() <= end for start, end in spans)
+                assert held, (rule.name, match.group(0))
                 assert not keys.isdisjoint(scan.keys), rule.name
 
 
@@ -689,6 +699,36 @@ ORDINARY_VALUES = [
     "enable_auth=false",
     "set -gx GITHUB_TOKEN {env.GITHUB_TOKEN}",
 ]
+
+
+# Secrets that only their context gives away, written the ways issue 47 found missed: each
+# with the pieces that must not survive.
+CONTEXT_SHAPES: list[tuple[str, list[str]]] = [
+    ("the previous key was 9f8e7d6c5b4a3f2e1d0c, do not reuse it", ["9f8e7d6c5b4a3f2e1d0c"]),
+    ("upload failed for key Qm9vM2xvbmc4NzY1NDMy after the rotation", ["Qm9vM2xvbmc4NzY1NDMy"]),
+    ("use secret Zx9qL2mP7wVb4tKq9 for the webhook", ["Zx9qL2mP7wVb4tKq9"]),
+    ("echo 7Hq2Lm9Xv4Rt8Kp3Wn6Z | x-cli login --with-token", ["7Hq2Lm9Xv4Rt8Kp3Wn6Z"]),
+    ("printf %s 7Hq2Lm9Xv4Rt8Kp3 | docker login -u ci --password-stdin", ["7Hq2Lm9Xv4Rt8Kp3"]),
+    (
+        "Fix the deploy\n\nThe job was given ghp_16C7e42F292c6912E77\n"
+        "10c838347Ae178B4a by mistake.",
+        ["ghp_16C7e42F292c6912E77", "10c838347Ae178B4a"],
+    ),
+    (
+        "export DEPLOY_TOKEN=9f8e7d6c5b4a\\\n  3f2e1d0c9b8a && ./deploy",
+        ["9f8e7d6c5b4a", "3f2e1d0c9b8a"],
+    ),
+    ('API_KEY = ("9f8e7d6c5b4a3f" "2e1d0c9b8a7f6e")', ["9f8e7d6c5b4a3f", "2e1d0c9b8a7f6e"]),
+    ("db:\n  password: |\n    Zx9!qL2#mP7wVb4t\n  host: db", ["Zx9!qL2#mP7wVb4t"]),
+]
+
+
+@pytest.mark.parametrize(("text", "pieces"), CONTEXT_SHAPES)
+def test_a_secret_given_away_by_its_context_loses_every_piece(text: str, pieces: list[str]):
+    redacted = redact(text)
+    assert [piece for piece in pieces if piece in redacted] == []
+    assert redacted.count("\n") == text.count("\n")  # no line is added or lost
+    assert redact(redacted) == redacted
 
 
 @pytest.mark.parametrize("text", ORDINARY_VALUES)

@@ -60,6 +60,7 @@ recognised, since tokens are looked for where a run starts.
 from __future__ import annotations
 
 import hashlib
+import re
 
 from .context import CONTEXT_RULES
 from .rule import Rule
@@ -120,14 +121,23 @@ _MAX_PASSES = 4
 # Characters that alone are not a secret (an empty quoted value, the space around a key body).
 _NOT_SECRET = "'\" \t\r\n"
 
+# A backslash-newline inside a shell word, with the next line's indentation (after a patch's
+# `+` or `-`).
+_CONTINUATION = re.compile(r"(\\\n[+-]?[ \t]*)")
+
 
 def _hide(secret: str) -> str:
     """The replacement for a secret: ``[REDACTED]``, keeping any placeholder already inside it.
 
     A match can span an earlier redaction (``TOKEN=abc[REDACTED]``); swallowing it would make
     ``[REDACTED]`` disappear, so only the pieces between placeholders are hidden. Pieces that are
-    only quotes or whitespace are not secrets and stay, so ``"[REDACTED]"`` is left as it is.
+    only quotes or whitespace are not secrets and stay, so ``"[REDACTED]"`` is left as it is. A
+    shell word continued on the next line (``abc\\<newline>def``) keeps its backslash-newline:
+    no rule may add or remove a line (see :func:`_context_pass`).
     """
+    if "\\\n" in secret:
+        pieces = _CONTINUATION.split(secret)  # the joints are kept, at the odd indexes
+        return "".join(piece if n % 2 else _hide(piece) for n, piece in enumerate(pieces))
     if PLACEHOLDER not in secret:
         return PLACEHOLDER if secret.strip(_NOT_SECRET) else secret
     pieces = secret.split(PLACEHOLDER)
@@ -191,16 +201,21 @@ def _context_pass(text: str, tally: dict[str, int], where: Scan) -> tuple[str, i
             text, count = _run_rules(rules, text, where.lowered, tally)
             return text, found + count
     # The candidate lines, joined, go through the rules once; no rule adds or removes a newline,
-    # so the result splits back into the same lines.
+    # so the result splits back into the same lines (a span holds more than one when a line
+    # goes on to the next, see .scan.line_spans).
     excerpt = "\n".join(text[start:end] for start, end in spans)
     redacted, count = _run_rules(rules, excerpt, _lower(excerpt), tally)
     if not count:
         return text, found
     pieces: list[str] = []
     last = 0
-    for (start, end), line in zip(spans, redacted.split("\n"), strict=True):
+    lines = redacted.split("\n")
+    taken = 0
+    for start, end in spans:
+        size = text.count("\n", start, end) + 1
         pieces.append(text[last:start])
-        pieces.append(line)
+        pieces.append("\n".join(lines[taken : taken + size]))
+        taken += size
         last = end
     pieces.append(text[last:])
     return "".join(pieces), found + count
@@ -224,6 +239,33 @@ def _may_fit(rule: Rule, text: str, start: int, stretches: dict[str, tuple[int, 
     stretches[rule.name] = (start, end)
     _, least, most = rule.blob  # type: ignore[misc]  (a blob rule, see the caller)
     return least <= end - start <= most
+
+
+# A run of token characters, and the line break (with the next line's indentation, or a
+# quoted commit's `> `) a wrapped token may continue after.
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_.-]*")
+_WRAP = re.compile(r"\n[ \t>]{0,8}")
+
+
+def _wrapped(
+    text: str, at: int, rules: tuple[Rule, ...]
+) -> tuple[tuple[tuple[int, int], tuple[int, int]], str] | None:
+    """A token starting at ``at`` that no rule took, but one of ``rules`` takes once the run it
+    starts is joined to the run opening the next line: a token a commit message wrapped. Both
+    pieces are its, ``((start, end), (start, end))``, and the rule's name; else None."""
+    end = _TOKEN_RUN.match(text, at).end()  # type: ignore[union-attr]  (`*` always matches)
+    wrap = _WRAP.match(text, end)
+    if wrap is None:
+        return None
+    after = _TOKEN_RUN.match(text, wrap.end()).end()  # type: ignore[union-attr]
+    if after == wrap.end():
+        return None
+    joined = text[at:end] + text[wrap.end() : after]
+    for rule in rules:
+        match = rule.pattern.match(joined)
+        if match is not None and match.end() > end - at:
+            return ((at, end), (wrap.end(), wrap.end() + match.end() - (end - at))), rule.name
+    return None
 
 
 def _token_pass(text: str, tally: dict[str, int], heads: list[int]) -> tuple[str, int]:
@@ -250,7 +292,13 @@ def _token_pass(text: str, tally: dict[str, int], heads: list[int]) -> tuple[str
                     tally[rule.name] = tally.get(rule.name, 0) + 1
                     break
             else:
-                continue
+                wrapped = _wrapped(text, at, rules)
+                if wrapped is None:
+                    continue
+                (first, second), name = wrapped
+                spans += (first, second)
+                reached = second[1]
+                tally[name] = tally.get(name, 0) + 1
             break
     if not spans:
         return text, 0

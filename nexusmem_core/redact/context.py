@@ -31,14 +31,19 @@ _FRESH = r"""(?!["']?\[REDACTED\])"""
 _NOT_REF = r"""(?!\$|"\$)"""
 
 # One shell word: single-quoted strings, double-quoted strings (with backslash escapes) and
-# unquoted runs, concatenated (`abc'def ghi'`). Quotes are part of the secret, so a quoted value
-# with spaces is redacted whole. A quote joins the word only if it is closed on the same line,
-# so in `-e 'DB_PASSWORD=x' -p 80` the value stops before the closing quote; a value that itself
-# starts with an unclosed quote runs to the end of the line (a truncated secret is still a
-# secret). The quantifiers are possessive (Python 3.11+): the loop over pieces cannot
-# backtrack, so this nesting cannot blow up.
+# unquoted runs, concatenated (`abc'def ghi'`), with escaped characters and backslash-newlines
+# among them: the shell joins `abc\<newline>def` into one word, so its second half is the
+# secret's too (the engine keeps that newline, see `_hide`; in a patch the next line starts with
+# its `+` or `-`). Quotes are part of the secret, so
+# a quoted value with spaces is redacted whole. A quote joins the word only if it is closed on
+# the same line, so in `-e 'DB_PASSWORD=x' -p 80` the value stops before the closing quote; a
+# value that itself starts with an unclosed quote runs to the end of the line (a truncated
+# secret is still a secret). The quantifiers are possessive (Python 3.11+), and the pieces start
+# with different characters: the loop over them cannot backtrack, so this nesting cannot blow
+# up.
 _WORD = (
-    r"""(?:(?:'[^'\n]++'|"(?:[^"\\\n]|\\.)++"|[^\s'"`;|&<>()]++)++"""
+    r"""(?:(?:'[^'\n]++'|"(?:[^"\\\n]|\\.)++"|[^\s'"`;|&<>()\\]++|"""
+    + r"""\\\n[+-]?[ \t]*+|\\[^\n])++"""
     r"""|'[^'\n]++|"(?:[^"\\\n]|\\.)++)"""
 )
 
@@ -53,7 +58,8 @@ _VALUE = _FRESH + _NOT_REF + _WORD
 _ASSIGNED = (
     _FRESH
     + _NOT_REF
-    + r"""(?:(?:'[^'\n]++'|"(?:[^"\\\n]|\\.)++"|(?:[^\s'"`;|&<>()]|&(?=[^\s&;|<>()]))++)++"""
+    + r"""(?:(?:'[^'\n]++'|"(?:[^"\\\n]|\\.)++"|(?:[^\s'"`;|&<>()\\]|&(?=[^\s&;|<>()]))++"""
+    r"""|\\\n[+-]?[ \t]*+|\\[^\n])++"""
     r"""|'[^'\n]++|"(?:[^"\\\n]|\\.)++)"""
 )
 _ARG = _FRESH + _NOT_REF + r"(?!-)" + _WORD
@@ -183,10 +189,25 @@ def _a_value(value: str) -> bool:
     return not ordinary(value)
 
 
+# Where two string literals meet (`"abc" "def"`: Python and C join them into one).
+_JOINT = re.compile(r"""["'`][ \t]*["'`]""")
+
+
 def _generated(value: str) -> bool:
     """A value written with spaces or a colon (code, config) that looks generated, and is not
-    one of the values :func:`_a_value` refuses."""
+    one of the values :func:`_a_value` refuses; literals written one after another count as
+    the one string they make."""
+    value = _JOINT.sub("", value)
     return looks_random(value) and not ordinary(value)
+
+
+def _said(value: str) -> bool:
+    """A value named in prose (``the previous key was X``) that is a secret: it looks generated
+    and is not a commit sha or a digest, which prose names far more often."""
+    bare = value.strip("'\"`")
+    if len(bare) in (40, 64) and all(char in "0123456789abcdef" for char in bare):
+        return False
+    return _generated(bare)
 
 
 CONTEXT_RULES: tuple[Rule, ...] = (
@@ -600,10 +621,11 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     context_rule(
         "keyword_value",
         _alternation(_KEYWORDS) + r"""(?![A-Za-z0-9_])["']?"""
-        r"""(?:[ \t]*(?::=|=>|\?=|[:=])[ \t]*|[ \t]+is[ \t]+)"""
+        r"""(?:[ \t]*(?::=|=>|\?=|[:=])[ \t]*+\(?[ \t]*|[ \t]+is[ \t]+)"""
         r"""(?P<q>["'`])?(?P<secret>"""
         + _FRESH
-        + r"""(?(q)[^"'`\n]{8,200}+|[A-Za-z0-9_.=+/~!@#$%^&*?:-]{8,200}+))"""
+        + r"""(?(q)[^"'`\n]{1,200}+(?:(?P=q)[ \t]*+(?P=q)[^"'`\n]{1,200}+){0,8}+"""
+        r"""|[A-Za-z0-9_.=+/~!@#$%^&*?:-]{8,200}+))"""
         r"""(?(q)(?P=q)|(?![^\s,;)\]}]))""",
         'client = Client(api_key = "9f8e7d6c5b4a3f2e1d0c", retries=3)',
         'client = Client(api_key = "[REDACTED]", retries=3)',
@@ -611,5 +633,49 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         group="secret",
         flags=_I,
         accept=_generated,
+    ),
+    # A YAML block scalar: the value is the next line (`password: |` then the secret, indented;
+    # in a patch, after the line's `+`). Line gathering takes the line after one ending in `: |`
+    # (see scan.line_spans).
+    context_rule(
+        "yaml_block_secret",
+        _alternation(_KEYWORDS) + r"""(?![A-Za-z0-9_])["']?:[ \t]*[|>][-+0-9]{0,2}[ \t]*\n"""
+        r"""[+-]?[ \t]++(?P<secret>""" + _FRESH + r"""[^\s][^\n]{0,400})""",
+        "db:\n  password: |\n    Zx9!qL2#mP7wVb4t\n  host: db",
+        "db:\n  password: |\n    [REDACTED]\n  host: db",
+        _NAME_TRIGGERS,
+        group="secret",
+        flags=_I,
+        accept=_a_value,
+    ),
+    # A value handed to a login on stdin: `echo X | gh auth login --with-token`, `printf %s X |
+    # docker login --password-stdin`. Whatever is piped into a login is its secret.
+    context_rule(
+        "piped_login_secret",
+        r"""(?<![\w-])(?:echo|printf)(?:[ \t]++-[neE]{1,3}+)?(?:[ \t]++["']?%s(?:\\n)?["']?)?"""
+        r"""[ \t]++(?P<secret>""" + _VALUE + r""")[ \t]*+\|[^\n|;&]{0,120}?(?<![\w-])login"""
+        r"""(?![\w-])""",
+        "echo 9f8e7d6c5b4a3f2e1d0c | gh auth login --with-token",
+        "echo [REDACTED] | gh auth login --with-token",
+        ("login",),
+        group="secret",
+        flags=_I,
+        accept=_a_value,
+    ),
+    # Prose: a secret's name, maybe `was` or `is`, then a value that looks generated, with no
+    # `=` or `:` between (`the previous key was X`, `failed for key X`, `secret X`).
+    context_rule(
+        "prose_secret",
+        r"""(?<![\w-])(?:api[ _-]?key|access[ _-]?key|key|token|password|passwd|passphrase"""
+        r"""|secret|credential)(?![\w-])[ \t]++(?:(?:was|is|were|are)[ \t]++)?"""
+        r"""(?P<q>["'`])?(?P<secret>""" + _FRESH + r"""(?(q)[^"'`\s]{12,200}+"""
+        r"""|[A-Za-z0-9_=+/~!@#$%^&*?-][A-Za-z0-9_.=+/~!@#$%^&*?-]{10,198}"""
+        r"""[A-Za-z0-9_=+/~!@#$%^&*?-]))(?(q)(?P=q)|(?![^\s,;:.)\]}]))""",
+        "Rotated it: the previous key was 9f8e7d6c5b4a3f2e1d0c, do not reuse it.",
+        "Rotated it: the previous key was [REDACTED], do not reuse it.",
+        ("key", "token", "pass", "secret", "credential"),
+        group="secret",
+        flags=_I,
+        accept=_said,
     ),
 )

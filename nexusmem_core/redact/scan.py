@@ -12,6 +12,8 @@ Standard library only, bar ahocorasick-rs, which :mod:`.literals` loads for long
 
 from __future__ import annotations
 
+import re
+
 from .context import CONTEXT_RULES
 from .literals import LEAST as _LITERALS_LEAST
 from .literals import Literals, loaded
@@ -440,16 +442,25 @@ def scan(text: str) -> Scan:
     return _find_scan(text, lowered)
 
 
+# How a line that goes on on the next one ends: a shell word's backslash-newline, or a YAML
+# block scalar's indicator after a key (`password: |`), whose value is the next line.
+_GOES_ON = re.compile(r"(?:\\|:[ \t]*[|>][-+0-9]{0,2})[ \t]*\Z")
+_GOES_ON_TAIL = 8  # characters of a line's end that can hold it
+
+
 def line_spans(lowered: str, starts: list[int]) -> list[tuple[int, int]]:
-    """The (start, end) of every line of ``lowered`` holding one of ``starts``, in order."""
+    """The (start, end) of every line of ``lowered`` holding one of ``starts``, in order, each
+    with the lines it goes on to (see :data:`_GOES_ON`): a secret begun on it can end there."""
     if not starts:
         return []
-    find, rfind, spans = lowered.find, lowered.rfind, []
+    find, rfind, spans, goes_on = lowered.find, lowered.rfind, [], _GOES_ON.search
     line_end = -1
     for at in sorted(starts):
         if at < line_end:  # the same line, found by another trigger
             continue
         line_end = find("\n", at)
+        while line_end != -1 and goes_on(lowered, max(0, line_end - _GOES_ON_TAIL), line_end):
+            line_end = find("\n", line_end + 1)
         if line_end == -1:
             line_end = len(lowered)
         spans.append((rfind("\n", 0, at) + 1, line_end))

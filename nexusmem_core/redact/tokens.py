@@ -892,6 +892,16 @@ TOKEN_RULES: tuple[Rule, ...] = (
         "03SSq13bEEK6jWD1uefsgjbh7O6wruSuoTiP9In2zRRlMPt0Xz1pKGgeySIO6RTD_q5gDORY8DPiUs4",
         "yc iam create-token > t.txt  # [REDACTED]",
     ),
+    # Discord bot tokens: the bot's id (17-20 digits) in base64, so `MT`...`OT` from its first
+    # digit, then a 6-character timestamp and a 27-38 character HMAC, dot-separated.
+    token_rule(
+        "discord_bot_token",
+        ("MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT"),
+        r"[A-Za-z0-9_-]{21,28}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}" + _END,
+        "DISCORD_BOT=MTEwNTQ1Mzg1NjYyMDc1OTk4NA.rz1oYB.BcHJ8RGniP-hER"
+        "uqqVhaa2tMfv78gNKOQG9WLJ node .",
+        "DISCORD_BOT=[REDACTED] node .",
+    ),
     # --- Formats public scanners miss or keep to a keyword, whose prefix is their own.
     token_rule(
         "adafruit_io_key",

@@ -44,14 +44,14 @@ _PLACEHOLDER_SHAPE = re.compile(
 _CALL = re.compile(r"[A-Za-z_][\w.]{0,120}(?:\(.{0,400}\)|\[.{0,400}\])", re.ASCII)
 # A reference to a name: a dotted path (`settings.SECRET_KEY`, `self.token`), a snake_case or
 # camelCase identifier (`auth_header`, `DEFAULT_TOKEN`, `withCredentials`), a negation of one
-# (`!!config.withCredentials`) or a file path: what code assigns from, not a value. Digits only
-# at the end of a part (`v2`): a random value has them anywhere.
+# (`!!config.withCredentials`) or a file path of two parts or more: what code assigns from, not
+# a value. Digits only at the end of a part (`v2`): a random value has them anywhere.
 _REFERENCE = re.compile(
     r"!{0,2}(?:[A-Za-z_]{1,60}[0-9]{0,2}(?:\.[A-Za-z_]{1,60}[0-9]{0,2}){1,8}"
     r"|_{0,2}[a-z]{2,30}(?:_[a-z]{2,30}){1,6}_{0,2}"
     r"|[A-Z]{2,30}(?:_[A-Z]{2,30}){1,6}"
     r"|[a-z]{1,30}(?:[A-Z][a-z]{1,30}){1,6}[0-9]{0,2}|(?:[A-Z][a-z]{1,30}){2,6}"
-    r"|(?:~|\.{1,2})?/[\w.-]{1,80}(?:/[\w.-]{1,80}){0,12})",
+    r"|(?:~|\.{1,2})?(?:/[A-Za-z_.-]{1,80}[0-9]{0,4}){2,12})",
     re.ASCII,
 )
 # A version or a range of them: `4.0.0`, `^1.2`, `~> 2.0`, `>=3.11`, `v1.2.3-rc.1`.

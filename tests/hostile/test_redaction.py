@@ -53,3 +53,44 @@ def test_a_megabyte_of_base64_zeros_syncs_in_time_linear_in_its_size(make_repo, 
     assert done.returncode == 0, done.stderr
     summaries = [result["summary"] for result in json.loads(done.stdout)["results"]]
     assert any("zeros.b64" in text and "A" * 64 in text for text in summaries), summaries
+
+
+# Secrets the table once missed, as a repository carries them: a token a commit message wraps,
+# a key named in prose, a YAML block scalar, two literals Python joins into one, a word the
+# shell continues on the next line (issue 47, attack 9). Each piece must leave no copy.
+WRAPPED = ("ghp_16C7e42F292c6912E77", "10c838347Ae178B4a")
+PROSE = "Qm9vM2xvbmc4NzY1NDMyMQx"
+BLOCK = "Zx9!qL2#mP7wVb4tR8"
+HALVES = ("9f8e7d6c5b4a3f", "2e1d0c9b8a7f6e")
+CONTINUED = ("7Hq2Lm9Xv4Rt8", "Kp3Wn6Z2Bd5Fj")
+
+
+def publish_missed(make_repo: Callable[[str], Repo]) -> Repo:
+    source = make_repo("missed")
+    source.commit(
+        "Fix the staging deploy\n\nThe job failed because the CLI was given "
+        f"{WRAPPED[0]}\n{WRAPPED[1]} from an old runbook; it reads the environment now.",
+        {
+            "docs/rotation.md": f"# Rotation\n\nThe upload failed for key {PROSE} after it.\n",
+            "config/db.yaml": f"db:\n  password: |\n    {BLOCK}\n  host: db\n",
+            "src/settings.py": f'API_KEY = ("{HALVES[0]}" "{HALVES[1]}")\n',
+            "scripts/deploy.sh": f"export DEPLOY_TOKEN={CONTINUED[0]}\\\n  {CONTINUED[1]}\n",
+        },
+    )
+    return source
+
+
+def _stored(clone: Path, home: Path) -> bytes:
+    files = [*(clone / ".nexusmem").rglob("*"), *home.rglob("*")]
+    return b"\0".join(path.read_bytes() for path in files if path.is_file())
+
+
+def test_secrets_written_the_ways_once_missed_leave_no_copy(make_repo, cloned, home):
+    clone = cloned(publish_missed(make_repo), "missed-clone")
+    init_and_sync(clone)
+    done = run_cli("query", "staging deploy rotation settings", "--json", "-C", str(clone))
+    assert done.returncode == 0, done.stderr
+    stored = _stored(clone, home) + done.stdout.encode()
+    assert b"old runbook" in stored and b"API_KEY" in stored  # the text is there
+    pieces = [*WRAPPED, PROSE, BLOCK, *HALVES, *CONTINUED]
+    assert [piece for piece in pieces if piece.encode() in stored] == []

@@ -98,10 +98,17 @@ def keyworded(seed: int = 0, per_style: int = 3, first_id: int = 5000) -> list[S
     found: list[Secret] = []
     for n in range(per_style):
         for style in STYLES:
-            secret = value(r, style.shapes[n % len(style.shapes)])
+            shape = style.shapes[n % len(style.shapes)]
+            secret, line = value(r, shape), style.template.replace("{v}", "")
+            if style.split:  # two values, one a piece: each piece must leave no copy
+                first, second = value(r, shape), value(r, shape)
+                secret = f"{first}\n{second}"
+                line = style.template.replace("{v1}", first).replace("{v2}", second)
+            else:
+                line = style.template.replace("{v}", secret)
             found.append(
                 Secret(first_id + len(found), style.name, "keyword", secret, secret,
-                       kind=style.kind, fmt=style.fmt, line=style.template.replace("{v}", secret))
+                       kind=style.kind, fmt=style.fmt, line=line)
             )  # fmt: skip
     return found
 

@@ -55,11 +55,19 @@ def value(r: random.Random, shape: str) -> str:
 
 @dataclass(frozen=True)
 class Style:
+    """A way of writing a secret: ``template`` holds ``{v}``, or ``{v1}`` and ``{v2}`` for a
+    value written in two pieces (two string literals, a word continued on the next line)."""
+
     name: str
     kind: str  # shell | config | code | prose
     fmt: str  # config: the file format it belongs in; otherwise the language
     template: str
     shapes: tuple[str, ...] = ("hex", "base64", "alnum")
+
+    @property
+    def split(self) -> bool:
+        """Whether the value is written in two pieces."""
+        return "{v1}" in self.template
 
 
 S = Style
@@ -94,6 +102,10 @@ STYLES: list[Style] = [
     S("heroku-config", "shell", "sh", "heroku config:set SECRET_KEY_BASE={v} -a shop"),
     S("git-url-token", "shell", "sh",
       "git clone https://oauth2:{v}@gitlab.example.com/shop/api.git", ("alnum", "hex")),
+    S("piped-login", "shell", "sh", "echo {v} | x-cli login --with-token"),
+    S("printf-login", "shell", "sh", "printf %s {v} | docker login -u ci --password-stdin"),
+    # A word the shell joins across a backslash-newline: its second half is on the next line.
+    S("export-continued", "shell", "sh", "export DEPLOY_TOKEN={v1}\\\n  {v2} && ./deploy.sh"),
     # In config files.
     S("yaml", "config", "yaml", "api_key: {v}"),
     S("yaml-quoted", "config", "yaml", 'password: "{v}"', ("alnum", "human")),
@@ -112,6 +124,7 @@ STYLES: list[Style] = [
     S("properties", "config", "properties", "spring.datasource.password={v}", ("alnum", "human")),
     S("nuget", "config", "xml", '<add key="ClearTextPassword" value="{v}" />'),
     S("terraform", "config", "tf", '  password = "{v}"', ("alnum", "human")),
+    S("yaml-block", "config", "yaml", "password: |\n  {v}"),
     # In source code.
     S("python-assign", "code", "py", 'x_api_token = "{v}"'),
     S("python-kwarg", "code", "py", 'client = Client(api_key="{v}", timeout=10)'),
@@ -121,6 +134,8 @@ STYLES: list[Style] = [
     S("go-const", "code", "go", 'const authToken = "{v}"'),
     S("ruby-config", "code", "rb", 'config.secret_key = "{v}"'),
     S("java-constant", "code", "java", 'private static final String API_KEY = "{v}";'),
+    # Implicit string concatenation: two literals that Python joins into one.
+    S("python-concat", "code", "py", 'API_KEY = ("{v1}" "{v2}")'),
     # In prose: a commit message, a chat, a README.
     S("prose-password-equals", "prose", "text",
       "For staging log in as admin with password={v} until SSO lands.", ("human",)),
@@ -128,4 +143,8 @@ STYLES: list[Style] = [
       "The shared test account is qa@example.com, password: {v}", ("human",)),
     S("prose-api-key", "prose", "text", "I set the api key: {v} in the dashboard."),
     S("prose-token-is", "prose", "text", "the deploy token is {v} if you need it", ("alnum",)),
+    S("prose-previous-key", "prose", "text",
+      "Rotated the staging credentials; the previous key was {v}, do not reuse it."),
+    S("prose-failed-for-key", "prose", "text", "The upload failed for key {v} after the rotation."),
+    S("prose-secret-bare", "prose", "text", "Use secret {v} for the staging webhook until Friday."),
 ]  # fmt: skip
