@@ -202,12 +202,13 @@ def _generated(value: str) -> bool:
 
 
 def _said(value: str) -> bool:
-    """A value named in prose (``the previous key was X``) that is a secret: it looks generated
-    and is not a commit sha or a digest, which prose names far more often."""
+    """A value named in prose (``the previous key was X``) that is a secret: it looks generated,
+    holds a digit (``Token De/Serializer`` does not), and is not a commit sha or a digest, which
+    prose names far more often."""
     bare = value.strip("'\"`")
     if len(bare) in (40, 64) and all(char in "0123456789abcdef" for char in bare):
         return False
-    return _generated(bare)
+    return any(char.isdigit() for char in bare) and _generated(bare)
 
 
 CONTEXT_RULES: tuple[Rule, ...] = (
@@ -280,6 +281,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         ("://",),
         group="secret",
         flags=_I,
+        accept=_a_value,
     ),
     context_rule(
         "slack_webhook",
@@ -397,6 +399,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         ("pass", "pwd", "token", "secret", "key", "sig", "auth", "credential"),
         group="secret",
         flags=_I,
+        accept=_a_value,
     ),
     # --- Structured payloads: `{"password": "..."}` in `curl -d`, also with the backslash-escaped
     # quotes of a double-quoted shell argument. The key must end with a secret word, so
