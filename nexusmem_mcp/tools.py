@@ -116,7 +116,8 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
             str,
             Field(
                 description="What you want to know, in plain words: an "
-                "error message, a file, a question."
+                "error message, a file, a question. Past 10,000 characters or 500 distinct "
+                "words it is cut, and the answer says so."
             ),
         ],
         ctx: Context,
