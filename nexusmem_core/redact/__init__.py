@@ -248,12 +248,12 @@ _WRAP = re.compile(r"\n[ \t>]{0,8}")
 
 
 def _wrapped(
-    text: str, at: int, rules: tuple[Rule, ...]
+    text: str, at: int, end: int, rules: tuple[Rule, ...]
 ) -> tuple[tuple[tuple[int, int], tuple[int, int]], str] | None:
     """A token starting at ``at`` that no rule took, but one of ``rules`` takes once the run it
-    starts is joined to the run opening the next line: a token a commit message wrapped. Both
-    pieces are its, ``((start, end), (start, end))``, and the rule's name; else None."""
-    end = _TOKEN_RUN.match(text, at).end()  # type: ignore[union-attr]  (`*` always matches)
+    starts (to ``end``, a line's end) is joined to the run opening the next line: a token a
+    commit message wrapped. Both pieces are its, ``((start, end), (start, end))``, and the
+    rule's name; else None."""
     wrap = _WRAP.match(text, end)
     if wrap is None:
         return None
@@ -292,7 +292,8 @@ def _token_pass(text: str, tally: dict[str, int], heads: list[int]) -> tuple[str
                     tally[rule.name] = tally.get(rule.name, 0) + 1
                     break
             else:
-                wrapped = _wrapped(text, at, rules)
+                end = _TOKEN_RUN.match(text, at).end()  # type: ignore[union-attr]
+                wrapped = _wrapped(text, at, end, rules) if text[end : end + 1] == "\n" else None
                 if wrapped is None:
                     continue
                 (first, second), name = wrapped

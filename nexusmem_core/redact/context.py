@@ -615,7 +615,10 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         accept=_a_value,
     ),
     # --- Written as code and config files write it: `api_key = "..."`, `token: ...` (YAML),
-    # `secret := "..."` (Go), `:password => '...'` (Ruby), TOML and INI. The name must end with a
+    # `secret := "..."` (Go), `:password => '...'` (Ruby), TOML and INI; a YAML block scalar,
+    # whose value is the next line (`password: |`, then the value indented; in a patch after
+    # the line's `+`: line gathering takes that line too, see scan.line_spans); Python's
+    # literals written one after another (`("abc" "def")`), one string. The name must end with a
     # secret word, as for assignments, and since a space or a colon is just as often code
     # (`token = next_token(s)`, `password: str`), the value must also look generated: see
     # `entropy.looks_random`. A quoted value runs to its closing quote; an unquoted one must end
@@ -624,7 +627,8 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     context_rule(
         "keyword_value",
         _alternation(_KEYWORDS) + r"""(?![A-Za-z0-9_])["']?"""
-        r"""(?:[ \t]*(?::=|=>|\?=|[:=])[ \t]*+\(?[ \t]*|[ \t]+is[ \t]+)"""
+        r"""(?::[ \t]*[|>][-+0-9]{0,2}[ \t]*\n[+-]?[ \t]++"""
+        r"""|[ \t]*(?::=|=>|\?=|[:=])[ \t]*+\(?[ \t]*|[ \t]+is[ \t]+)"""
         r"""(?P<q>["'`])?(?P<secret>"""
         + _FRESH
         + r"""(?(q)[^"'`\n]{1,200}+(?:(?P=q)[ \t]*+(?P=q)[^"'`\n]{1,200}+){0,8}+"""
@@ -637,25 +641,12 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         flags=_I,
         accept=_generated,
     ),
-    # A YAML block scalar: the value is the next line (`password: |` then the secret, indented;
-    # in a patch, after the line's `+`). Line gathering takes the line after one ending in `: |`
-    # (see scan.line_spans).
-    context_rule(
-        "yaml_block_secret",
-        _alternation(_KEYWORDS) + r"""(?![A-Za-z0-9_])["']?:[ \t]*[|>][-+0-9]{0,2}[ \t]*\n"""
-        r"""[+-]?[ \t]++(?P<secret>""" + _FRESH + r"""[^\s][^\n]{0,400})""",
-        "db:\n  password: |\n    Zx9!qL2#mP7wVb4t\n  host: db",
-        "db:\n  password: |\n    [REDACTED]\n  host: db",
-        _NAME_TRIGGERS,
-        group="secret",
-        flags=_I,
-        accept=_a_value,
-    ),
     # A value handed to a login on stdin: `echo X | gh auth login --with-token`, `printf %s X |
     # docker login --password-stdin`. Whatever is piped into a login is its secret.
     context_rule(
         "piped_login_secret",
-        r"""(?<![\w-])(?:echo|printf)(?:[ \t]++-[neE]{1,3}+)?(?:[ \t]++["']?%s(?:\\n)?["']?)?"""
+        r"""(?:echo(?<![\w-]echo)|printf(?<![\w-]printf))(?:[ \t]++-[neE]{1,3}+)?"""
+        r"""(?:[ \t]++["']?%s(?:\\n)?["']?)?"""
         r"""[ \t]++(?P<secret>""" + _VALUE + r""")[ \t]*+\|[^\n|;&]{0,120}?(?<![\w-])login"""
         r"""(?![\w-])""",
         "echo 9f8e7d6c5b4a3f2e1d0c | gh auth login --with-token",
@@ -669,8 +660,9 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     # `=` or `:` between (`the previous key was X`, `failed for key X`, `secret X`).
     context_rule(
         "prose_secret",
-        r"""(?<![\w-])(?:api[ _-]?key|access[ _-]?key|key|token|password|passwd|passphrase"""
-        r"""|secret|credential)(?![\w-])[ \t]++(?:(?:was|is|were|are)[ \t]++)?"""
+        r"""(?:key(?<![\w-]key)|token(?<![\w-]token)|password(?<![\w-]password)|passwd(?<![\w-]passwd)"""
+        r"""|passphrase(?<![\w-]passphrase)|secret(?<![\w-]secret)"""
+        r"""|credential(?<![\w-]credential))(?![\w-])[ \t]++(?:(?:was|is|were|are)[ \t]++)?"""
         r"""(?P<q>["'`])?(?P<secret>""" + _FRESH + r"""(?(q)[^"'`\s]{12,200}+"""
         r"""|[A-Za-z0-9_=+/~!@#$%^&*?-][A-Za-z0-9_.=+/~!@#$%^&*?-]{10,198}"""
         r"""[A-Za-z0-9_=+/~!@#$%^&*?-]))(?(q)(?P=q)|(?![^\s,;:.)\]}]))""",

@@ -101,6 +101,40 @@ _RUN_RULES = tuple(
 _RUN_LEAST = min(run for run, _, _ in _RUN_RULES)
 
 
+# The characters tokens are made of.
+_TOKEN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+_TOKEN_TEXT = _TOKEN_CHARS.decode("ascii")
+
+
+def _as_written(rule: Rule, trigger: str) -> str:
+    """``trigger`` in the case ``rule``'s example writes it, with the separator before it if
+    there is one: run-triggered patterns are case-sensitive, so a run can only match where that
+    case occurs (``:AA`` opens a Telegram token's run, where ``aa`` is in half the hex digests of
+    a patch), and a longer literal is found faster."""
+    assert not rule.folded, rule.name
+    at = rule.example.lower().find(trigger)
+    before = rule.example[at - 1 : at] if at > 0 else ""
+    start = at - 1 if before and before not in _TOKEN_TEXT else at
+    return rule.example[start : at + len(trigger)]
+
+
+def _overlaps(literal: str) -> bool:
+    """Whether ``literal`` can overlap itself (``aa`` in ``aaa``): found one occurrence at a
+    time, a run of it would give a hit per character."""
+    return any(literal.startswith(literal[-n:]) for n in range(1, len(literal)))
+
+
+# The run-triggered rules' literals that overlap themselves, as written; the others are found
+# with the literals of the automaton (see _ROLES).
+_RUN_LITERALS = tuple(
+    (rule.run, _as_written(rule, trigger), rule.name)
+    for rule in _LINE_RULES
+    if rule.run
+    for trigger in rule.triggers
+    if _overlaps(trigger)
+)
+
+
 def _keys(rule: Rule) -> frozenset[str]:
     """What line gathering reports finding when ``rule`` could match: the roots in its triggers,
     or for a run-triggered rule its name."""
@@ -145,7 +179,6 @@ LENGTHS_BY_HEAD = _lengths_by_head()
 
 # --- Where the runs of token characters are ------------------------------------------------
 
-_TOKEN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 _CLASSES = bytes(0x61 if i in _TOKEN_CHARS else 0x20 for i in range(256))
 
 # Every token format is looked for where a run of at least this many token characters starts.
@@ -267,21 +300,30 @@ def _line_starts(lowered: str, long: list[tuple[int, int]], found: set[str]) -> 
     return starts
 
 
-def _long_runs(text: str) -> list[tuple[int, int]]:
-    """The (start, end) of every run of token characters of ``text`` long enough for a
-    run-triggered rule (``Rule.run``), found with ``bytes.find`` in C."""
-    classes = _classes(text)
-    find, needle, least = classes.find, b" " + b"a" * _RUN_LEAST, _RUN_LEAST
-    long: list[tuple[int, int]] = []
-    at = find(needle)
-    while at != -1:
-        end = find(b" ", at + least + 1)  # the run ends at `end - 1`
-        if end == -1:
-            long.append((at, len(text)))
-            break
-        long.append((at, end - 1))
-        at = find(needle, end)
-    return long
+def _triggered_runs(text: str, spaced: bytes, starts: list[int], found: set[str]) -> None:
+    """Add to ``starts`` the start of each run of token characters holding a run-triggered
+    rule's trigger (as written, see :func:`_as_written`) that is as long as the rule needs, and
+    the rule's name to ``found`` (``spaced`` is :func:`_spaced` of ``text``'s lowercase).
+
+    Each trigger is looked for with ``str.find``, and after each run holding it the search
+    goes on past that run: a trigger can overlap itself (``aa`` occurs at every character of a
+    run of ``a``, base64 of zero bytes), and finding each occurrence, then its run, would cost
+    the square of the run's length.
+    """
+    find, rfind, size = spaced.find, spaced.rfind, len(text)
+    for least, trigger, name in _RUN_LITERALS:
+        skip = trigger[0] not in _TOKEN_TEXT  # a separator before the run: not part of it
+        at = text.find(trigger)
+        while at != -1:
+            at += skip
+            # In `spaced`, text position i is at i + 1: the space before the run is where the
+            # run starts in the text, the space after it where it ends.
+            start, end = rfind(b" ", 0, at + 1), find(b" ", at + 1)
+            end = size if end == -1 else end - 1
+            if end - start >= least:
+                starts.append(start)
+                found.add(name)
+            at = text.find(trigger, end)
 
 
 def _run_starts(
@@ -290,9 +332,8 @@ def _run_starts(
     """Add to ``starts`` the start of each of the ``long`` runs that holds a run-triggered
     rule's trigger and is as long as that rule needs, and the rule's name to ``found``.
 
-    A run is searched once per trigger, never once per occurrence: a trigger can overlap itself
-    (``aa`` occurs at every character of a run of ``a``, base64 of zero bytes), and finding each
-    occurrence, then its run, would cost the square of the run's length.
+    A run is searched once per trigger, never once per occurrence (see
+    :func:`_triggered_runs`).
     """
     for start, end in long:
         run = lowered[start:end]
@@ -348,16 +389,20 @@ class Scan:
 # marker are made of token characters, so they read there as in the lowercase text; a token
 # prefix, lowercased, follows the space before the run it starts. What each literal found says
 # (a role, a name and a number): a prefix; a root of the line rules, which can be part of a
-# match (see _followed) when not followed by a letter, or by a continuation; a webhook rule's
-# trigger, which then may be in a URL's host; a whole-text rule's trigger. Run-triggered rules'
-# triggers are not among them: they overlap themselves (`aa`), so a run of one letter would
-# give a hit per character; the few long runs are searched for them instead (_run_starts). The
-# rest (`://`, the roots holding `~`) are found with str.find, as without the library.
+# match (see _followed) when not followed by a letter, or by a continuation; a run-triggered
+# rule's trigger, if the run holding it is that long; a webhook rule's trigger, which then may
+# be in a URL's host; a whole-text rule's trigger. A run trigger that overlaps itself (`aa`) is
+# not among them: a run of one letter would give a hit per character; it is looked for run by
+# run instead (_triggered_runs). The rest (`://`, the roots holding `~`) are found with
+# str.find, as without the library.
 _KEPT = bytes(i if i in _TOKEN_CHARS else 0x20 for i in range(256))
-_PREFIX, _ROOT, _HOST, _WHOLE = range(4)
+_PREFIX, _ROOT, _RUN, _HOST, _WHOLE = range(5)
 _ROLES: dict[bytes, list[tuple[int, str, int]]] = {}
 for _root in _COMMON_ROOTS:
     _ROLES.setdefault(_root.encode("ascii"), []).append((_ROOT, _root, len(_root)))
+for _least, _trigger, _name in _RUN_RULES:
+    if not _overlaps(_trigger):
+        _ROLES.setdefault(_trigger.encode("ascii"), []).append((_RUN, _name, _least))
 for _role, _rules in ((_HOST, _HOST_RULES), (_WHOLE, _TEXT_RULES)):
     for _rule in _rules:
         for _trigger in _rule.triggers:
@@ -366,7 +411,7 @@ assert all(literal.translate(_KEPT) == literal for literal in _ROLES), "a separa
 for _prefix in BY_PREFIX:
     _literal = b" " + _prefix.lower().encode("ascii").translate(_KEPT)
     _ROLES.setdefault(_literal, []).append((_PREFIX, "", 0))
-del _root, _trigger, _role, _rules, _rule, _prefix, _literal
+del _root, _least, _trigger, _name, _role, _rules, _rule, _prefix, _literal
 _LITERAL_ROLES = tuple(_ROLES.values())
 _LITERALS = Literals(tuple(_ROLES))
 
@@ -392,12 +437,13 @@ def _found_scan(text: str, lowered: str, hits: list[tuple[int, int, int]], space
     keys: set[str] = set()
     hosted: set[str] = set()
     whole: set[str] = set()
+    run = (0, 0)  # the (start, end) in `spaced` of the run of the last run trigger found
     for index, at, _ in hits:
         for role, name, number in _LITERAL_ROLES[index]:
             if role == _PREFIX:
                 # A run of _MIN_RUN token characters or more after the space at `at`.
-                run = len(spaced) > at + _MIN_RUN and find(b" ", at + 1, at + 1 + _MIN_RUN) == -1
-                if run and text[at : at + 2] in known:
+                long = len(spaced) > at + _MIN_RUN and find(b" ", at + 1, at + 1 + _MIN_RUN) == -1
+                if long and text[at : at + 2] in known:
                     heads.add(at)
             elif role == _ROOT:
                 after = at - 1 + number  # the character after the root (see _followed)
@@ -408,12 +454,21 @@ def _found_scan(text: str, lowered: str, hits: list[tuple[int, int, int]], space
                 ):
                     lines.append(at - 1)
                     keys.add(name)
+            elif role == _RUN:
+                # The run holding it, looked up once per run: hits come in order, and a
+                # literal repeated through one run (`-us-us-us...`) must not scan it each time.
+                if not run[0] <= at < run[1]:
+                    end = find(b" ", at)
+                    run = (spaced.rfind(b" ", 0, at), end if end != -1 else len(spaced))
+                if run[1] - 1 - run[0] >= number:
+                    lines.append(run[0])
+                    keys.add(name)
             elif role == _HOST:
                 hosted.add(name)
             else:
                 whole.add(name)
     _rare_starts(lowered, lines, keys)
-    _run_starts(lowered, _long_runs(text), lines, keys)
+    _triggered_runs(text, spaced, lines, keys)
     urls = _urls(lowered)
     host_rules = tuple(rule for rule in _HOST_RULES if rule.name in hosted)
     return Scan(lowered, sorted(heads), lines, keys, urls, whole, host_rules)
