@@ -124,14 +124,23 @@ def _overlaps(literal: str) -> bool:
     return any(literal.startswith(literal[-n:]) for n in range(1, len(literal)))
 
 
-# The run-triggered rules' literals that overlap themselves, as written; the others are found
-# with the literals of the automaton (see _ROLES).
+# The run-triggered rules' literals as the automaton looks for them (see _ROLES): a literal
+# that overlaps itself only where it opens a run, if the example writes a separator before it
+# (`:AA`; a run of `a` then gives one hit, not one per character); else as it is.
+_RUN_OPENERS = {
+    (rule.name, trigger): (" " if len(_as_written(rule, trigger)) > len(trigger) else "") + trigger
+    for rule in _LINE_RULES
+    if rule.run
+    for trigger in rule.triggers
+}
+# The rest, literals that overlap themselves anywhere in a run, are looked for with str.find,
+# as written (see _triggered_runs).
 _RUN_LITERALS = tuple(
     (rule.run, _as_written(rule, trigger), rule.name)
     for rule in _LINE_RULES
     if rule.run
     for trigger in rule.triggers
-    if _overlaps(trigger)
+    if _overlaps(_RUN_OPENERS[rule.name, trigger])
 )
 
 
@@ -401,13 +410,16 @@ _ROLES: dict[bytes, list[tuple[int, str, int]]] = {}
 for _root in _COMMON_ROOTS:
     _ROLES.setdefault(_root.encode("ascii"), []).append((_ROOT, _root, len(_root)))
 for _least, _trigger, _name in _RUN_RULES:
-    if not _overlaps(_trigger):
-        _ROLES.setdefault(_trigger.encode("ascii"), []).append((_RUN, _name, _least))
+    _literal = _RUN_OPENERS[_name, _trigger]
+    if not _overlaps(_literal):
+        _ROLES.setdefault(_literal.encode("ascii"), []).append((_RUN, _name, _least))
 for _role, _rules in ((_HOST, _HOST_RULES), (_WHOLE, _TEXT_RULES)):
     for _rule in _rules:
         for _trigger in _rule.triggers:
             _ROLES.setdefault(_trigger.encode("ascii"), []).append((_role, _rule.name, 0))
-assert all(literal.translate(_KEPT) == literal for literal in _ROLES), "a separator in a literal"
+assert all(literal.lstrip(b" ").translate(_KEPT) == literal.lstrip(b" ") for literal in _ROLES), (
+    "a separator in a literal"
+)
 for _prefix in BY_PREFIX:
     _literal = b" " + _prefix.lower().encode("ascii").translate(_KEPT)
     _ROLES.setdefault(_literal, []).append((_PREFIX, "", 0))
@@ -457,9 +469,9 @@ def _found_scan(text: str, lowered: str, hits: list[tuple[int, int, int]], space
             elif role == _RUN:
                 # The run holding it, looked up once per run: hits come in order, and a
                 # literal repeated through one run (`-us-us-us...`) must not scan it each time.
-                if not run[0] <= at < run[1]:
-                    end = find(b" ", at)
-                    run = (spaced.rfind(b" ", 0, at), end if end != -1 else len(spaced))
+                if not run[0] <= at < run[1]:  # (`at + 1`: a literal may open with the space)
+                    end = find(b" ", at + 1)
+                    run = (spaced.rfind(b" ", 0, at + 1), end if end != -1 else len(spaced))
                 if run[1] - 1 - run[0] >= number:
                     lines.append(run[0])
                     keys.add(name)
