@@ -16,6 +16,7 @@ import re
 
 from .entropy import looks_random
 from .rule import Rule, context_rule
+from .tokens import TOKEN_RULES
 from .values import ordinary
 
 __all__ = ["CONTEXT_RULES"]
@@ -201,12 +202,21 @@ def _generated(value: str) -> bool:
     return looks_random(value) and not ordinary(value)
 
 
+# The token formats' prefixes, by length: a value named in prose that starts with one is left
+# to its format, which knows where it ends and names it.
+_TOKEN_PREFIXES = frozenset(prefix for rule in TOKEN_RULES for prefix in rule.prefixes)
+_PREFIX_LENGTHS = tuple(sorted({len(prefix) for prefix in _TOKEN_PREFIXES}))
+
+
 def _said(value: str) -> bool:
     """A value named in prose (``the previous key was X``) that is a secret: it looks generated,
     holds a digit (``Token De/Serializer`` does not), and is not a commit sha or a digest, which
-    prose names far more often."""
+    prose names far more often, nor a token of a known format (``token ghp_...``: that format's
+    own)."""
     bare = value.strip("'\"`")
     if len(bare) in (40, 64) and all(char in "0123456789abcdef" for char in bare):
+        return False
+    if any(bare[:n] in _TOKEN_PREFIXES for n in _PREFIX_LENGTHS):
         return False
     return any(char.isdigit() for char in bare) and _generated(bare)
 
