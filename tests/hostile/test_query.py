@@ -6,7 +6,6 @@ caps, and the answer says so."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import string
 import sys
@@ -20,7 +19,7 @@ import anyio
 from nexusmem_core.retrieval.query import MAX_QUESTION_CHARS, MAX_QUESTION_TERMS
 
 from ..conftest import Repo, run_cli
-from ..mcp.wire import INITIALIZE, INITIALIZED, Wire, tool_call
+from ..mcp.wire import INITIALIZE, INITIALIZED, Wire, spawned, tool_call
 
 LONG_TOKEN = "TypeError in bundle.min.js: " + "a" * 100_000
 FIX = "fix: TypeError in bundle.min.js when the upload widget loads twice"
@@ -84,25 +83,12 @@ def test_a_flood_of_distinct_words_is_cut_to_the_term_cap_by_the_cli(make_repo, 
 @asynccontextmanager
 async def mcp_server(root: Path, home: Path) -> AsyncIterator[Wire]:
     """``python -m nexusmem_mcp`` started in ``root``, initialised."""
-    with open(home / "server.log", "wb") as log:
-        process = await anyio.open_process(
-            [sys.executable, "-m", "nexusmem_mcp"],
-            cwd=root,
-            env={**os.environ, "NEXUSMEM_HOME": str(home)},
-            stderr=log,
-        )
-        async with process:
-            wire = Wire(process)
-            try:
-                with anyio.fail_after(HANG):
-                    await wire.send(INITIALIZE)
-                    assert "result" in await wire.reply(1)
-                    await wire.send(INITIALIZED)
-                    yield wire
-            except BaseException:
-                process.kill()  # a server that never answered may never read its EOF either
-                raise
-            await process.stdin.aclose()
+    async with spawned([sys.executable, "-m", "nexusmem_mcp"], root, home) as wire:
+        with anyio.fail_after(HANG):
+            await wire.send(INITIALIZE)
+            assert "result" in await wire.reply(1)
+            await wire.send(INITIALIZED)
+            yield wire
 
 
 async def replies_to(wire: Wire, ids: set[int]) -> dict[int, dict[str, Any]]:

@@ -24,7 +24,7 @@ from nexusmem_core.retrieval import search as pipeline
 from nexusmem_mcp.server import build_server
 
 from ..conftest import Repo
-from .wire import INITIALIZE, INITIALIZED, Wire, tool_call
+from .wire import INITIALIZE, INITIALIZED, spawned, tool_call
 
 # A hang guard, not a speed test: a step that never comes fails the test instead of hanging it.
 HANG = 60
@@ -140,37 +140,24 @@ async def test_over_stdio_a_blocked_search_leaves_ping_and_other_calls_answered(
             seen.append(json.loads(await wire.stdout.receive_until(b"\n", 1 << 24)))
         return next(m for m in seen if m.get("id") == request_id and "method" not in m)
 
-    home.mkdir(parents=True, exist_ok=True)
-    with open(home / "server.log", "wb") as log:
-        process = await anyio.open_process(
-            [sys.executable, "-c", SERVE_STUCK, str(release)],
-            cwd=repo.path,
-            env={**os.environ, "NEXUSMEM_HOME": str(home)},
-            stderr=log,
-        )
-    async with process:
-        wire = Wire(process)
-        try:
-            with anyio.fail_after(HANG):
-                await wire.send(INITIALIZE)
-                await until(1)
-                await wire.send(INITIALIZED)
-                await wire.send(tool_call(2, "sync_project", b"{}"))
-                assert "result" in await until(2)
-                arguments = json.dumps({"query": STUCK})
-                await wire.send(tool_call(3, "search_memory", arguments.encode()))
-                await wire.send(PING % 4)
-                await wire.send(tool_call(5, "search_memory", b'{"query": "retry budget"}'))
-                assert (await until(4))["result"] == {}
-                assert "fix: raise the retry budget" in json.dumps(await until(5))
-                await wire.send(CANCEL % 3)
-                await wire.send(PING % 6)
-                await until(6)
-                await anyio.to_thread.run_sync(release.write_text, "")  # the parse goes on
-                await wire.send(PING % 7)
-                await until(7)
-        except BaseException:
-            process.kill()  # a server stuck on the loop never reads its EOF
-            raise
-        await process.stdin.aclose()
+    argv = [sys.executable, "-c", SERVE_STUCK, str(release)]
+    async with spawned(argv, repo.path, home) as wire:
+        with anyio.fail_after(HANG):
+            await wire.send(INITIALIZE)
+            await until(1)
+            await wire.send(INITIALIZED)
+            await wire.send(tool_call(2, "sync_project", b"{}"))
+            assert "result" in await until(2)
+            arguments = json.dumps({"query": STUCK})
+            await wire.send(tool_call(3, "search_memory", arguments.encode()))
+            await wire.send(PING % 4)
+            await wire.send(tool_call(5, "search_memory", b'{"query": "retry budget"}'))
+            assert (await until(4))["result"] == {}
+            assert "fix: raise the retry budget" in json.dumps(await until(5))
+            await wire.send(CANCEL % 3)
+            await wire.send(PING % 6)
+            await until(6)
+            await anyio.to_thread.run_sync(release.write_text, "")  # the parse goes on
+            await wire.send(PING % 7)
+            await until(7)
     assert not [m for m in seen if m.get("id") == 3]  # a cancelled request is never answered

@@ -5,12 +5,17 @@ client's own imports in the way."""
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
+import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-__all__ = ["INITIALIZE", "INITIALIZED", "Wire", "tool_call"]
+__all__ = ["INITIALIZE", "INITIALIZED", "Wire", "spawned", "tool_call"]
 
 INITIALIZE = (
     b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
@@ -44,3 +49,23 @@ class Wire:
             message = json.loads(await self.stdout.receive_until(b"\n", 1 << 24))
             if "method" not in message and message.get("id") == request_id:
                 return message
+
+
+@asynccontextmanager
+async def spawned(argv: list[str], cwd: Path, home: Path) -> AsyncIterator[Wire]:
+    """A server process started in ``cwd`` with ``NEXUSMEM_HOME=home`` (its stderr in
+    ``home/server.log``), not yet initialised. Left by an exception, it is killed: a server
+    that never answered may never read its EOF either; left normally, its stdin is closed."""
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / "server.log", "wb") as log:
+        process = await anyio.open_process(
+            argv, cwd=cwd, env={**os.environ, "NEXUSMEM_HOME": str(home)}, stderr=log
+        )
+    async with process:
+        try:
+            yield Wire(process)
+        except BaseException:
+            process.kill()
+            raise
+        assert process.stdin is not None
+        await process.stdin.aclose()
