@@ -58,8 +58,9 @@ from _common import (
 
 sys.path.insert(0, str(ROOT))
 from nexusmem_core.collectors.shell import hooks
-from nexusmem_core.collectors.shell.hooklog import KEY_FILE, LOG_FILE
+from nexusmem_core.collectors.shell.hooklog import LOG_FILE
 from nexusmem_core.collectors.shell.scripts import RECORDER as RECORDER_FILE
+from nexusmem_core.trust import KEY_FILE
 from tests.collectors.shell.pty_shell import spawn
 
 TARGET_HOOK_MS = 5.0  # the hook's cost at the prompt, difference of medians

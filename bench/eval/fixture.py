@@ -376,11 +376,12 @@ def write_shell_log(home: Path, repo: Path, rng: random.Random) -> int:
     """Every session's commands as hook records, in time order, into ``home``'s hook log."""
     from nexusmem_core.collectors.shell import hooklog
     from nexusmem_core.collectors.shell.record import build_record
+    from nexusmem_core.trust import KEY_FILE
 
     home.mkdir(parents=True, exist_ok=True)
     (home / hooklog.LOG_FILE).unlink(missing_ok=True)
-    (home / hooklog.KEY_FILE).write_bytes(hashlib.sha256(b"nexusmem-eval-fixture").digest())
-    os.chmod(home / hooklog.KEY_FILE, 0o600)
+    (home / KEY_FILE).write_bytes(hashlib.sha256(b"nexusmem-eval-fixture").digest())
+    os.chmod(home / KEY_FILE, 0o600)
     sessions = list(story.SESSIONS) + filler.filler_sessions(
         rng, N_ROUTINE_SESSIONS, "2026-03-09 00:00", "2026-09-28 00:00"
     )
