@@ -1178,7 +1178,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         # `nexusmem status | head`: the reader left, which is not an error. Point stdout at
         # nothing so the interpreter's final flush does not raise again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
         return 141  # 128 + SIGPIPE, as a shell reports a command a closed pipe stopped
     finally:
         sys.stdout, sys.stderr = out, err

@@ -153,12 +153,17 @@ async def check_workspace(root: Path, home: Path) -> None:
     why = refusal(root, home)
     if why is None and not await _tracked(root):
         return
-    if why is None or await _tracked(root, cached=False):  # the likelier way out first
-        why = (
-            f"{workspace_dir(root)} is tracked by git: the repository ships it, and a "
-            f"repository's own files are never memory or config; run {UNTRACK}"
-        )
+    # A clone's workspace is refused for both; untracking it is the first step of the way out.
+    if why is None or await _tracked(root, cached=False):
+        raise _tracked_error(workspace_dir(root))
     raise UntrustedWorkspaceError(why)
+
+
+def _tracked_error(ws: Path) -> UntrustedWorkspaceError:
+    return UntrustedWorkspaceError(
+        f"{ws} is tracked by git: the repository ships it, and a repository's own files are "
+        f"never memory or config; run {UNTRACK}"
+    )
 
 
 async def adopt_workspace(settings: Settings, path: Path) -> None:
@@ -172,9 +177,7 @@ async def adopt_workspace(settings: Settings, path: Path) -> None:
     if (why := foreign(str(ws))) is not None:
         raise UntrustedWorkspaceError(why)
     if await _tracked(repo.root, cached=False):
-        raise UntrustedWorkspaceError(
-            f"{ws} is tracked by git: the repository ships it; run {UNTRACK}"
-        )
+        raise _tracked_error(ws)
     try:
         stamp(ws, settings.home)
     except OSError as err:

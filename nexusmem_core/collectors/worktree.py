@@ -76,6 +76,7 @@ class WorkTree:
         """The stat of ``path`` when it is a regular file inside the work tree; else None.
         As cheap as ``os.stat`` for a file that is no link (most of them)."""
         full = os.path.join(self.root, path)
+        st: os.stat_result | None
         try:
             st = os.lstat(full)
             if stat.S_ISLNK(st.st_mode) or not self._plain_dir(os.path.dirname(path)):

@@ -237,7 +237,8 @@ def _may_fit(rule: Rule, text: str, start: int, stretches: dict[str, tuple[int, 
         return False
     end = rule.blob_end(text, start)
     stretches[rule.name] = (start, end)
-    _, least, most = rule.blob  # type: ignore[misc]  (a blob rule, see the caller)
+    assert rule.blob is not None  # a blob rule: the caller asks only those
+    _, least, most = rule.blob
     return least <= end - start <= most
 
 

@@ -421,9 +421,9 @@ assert all(literal.lstrip(b" ").translate(_KEPT) == literal.lstrip(b" ") for lit
     "a separator in a literal"
 )
 for _prefix in BY_PREFIX:
-    _literal = b" " + _prefix.lower().encode("ascii").translate(_KEPT)
-    _ROLES.setdefault(_literal, []).append((_PREFIX, "", 0))
-del _root, _least, _trigger, _name, _role, _rules, _rule, _prefix, _literal
+    _opener = b" " + _prefix.lower().encode("ascii").translate(_KEPT)
+    _ROLES.setdefault(_opener, []).append((_PREFIX, "", 0))
+del _root, _least, _trigger, _name, _role, _rules, _rule, _prefix, _literal, _opener
 _LITERAL_ROLES = tuple(_ROLES.values())
 _LITERALS = Literals(tuple(_ROLES))
 
