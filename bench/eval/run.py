@@ -244,13 +244,15 @@ def make_settings(home: Path, mode: str, embed_model: str | None) -> Settings:
     return Settings.from_env(env)
 
 
-def write_embed_config(repo: Path, batch: int, timeout: int, fusion_k: int | None = None) -> None:
+def write_embed_config(
+    repo: Path, home: Path, batch: int, timeout: int, fusion_k: int | None = None
+) -> None:
     """Hybrid: smaller batches and longer timeouts in the fixture's own ``config.json``, so a
     busy model server slows the embedding down instead of cutting it short. Ranking settings
     stay at their defaults."""
     from nexusmem_core.config import ProjectConfig, dump_config
     from nexusmem_core.engine import ensure_workspace
-    from nexusmem_core.paths import CONFIG_FILE, default_home, workspace_dir
+    from nexusmem_core.paths import CONFIG_FILE, workspace_dir
 
     config = ProjectConfig()
     embed = getattr(config, "embed", None)
@@ -258,7 +260,7 @@ def write_embed_config(repo: Path, batch: int, timeout: int, fusion_k: int | Non
         return
     changes = {"batch": batch, "timeout_seconds": timeout, "query_timeout_seconds": timeout}
     embed = embed.model_copy(update=changes)
-    ensure_workspace(repo, default_home())
+    ensure_workspace(repo, home)  # marked with the key of the fixture's own home
     if fusion_k is not None:  # the one ranking knob the evaluation sweeps
         retrieval = config.retrieval.model_copy(update={"fusion_k": fusion_k})
         config = config.model_copy(update={"retrieval": retrieval})
@@ -266,14 +268,14 @@ def write_embed_config(repo: Path, batch: int, timeout: int, fusion_k: int | Non
     (workspace_dir(repo) / CONFIG_FILE).write_text(text, encoding="utf-8")
 
 
-def write_import_expansion(repo: Path, on: bool) -> None:
+def write_import_expansion(repo: Path, home: Path, on: bool) -> None:
     """``--import-expansion``: the import graph built at sync, and the ranking's expansion
     along it on or off, in the fixture's own ``config.json``."""
     from nexusmem_core.config import dump_config, load_config
     from nexusmem_core.engine import ensure_workspace
-    from nexusmem_core.paths import CONFIG_FILE, default_home, workspace_dir
+    from nexusmem_core.paths import CONFIG_FILE, workspace_dir
 
-    ensure_workspace(repo, default_home())
+    ensure_workspace(repo, home)  # marked with the key of the fixture's own home
     path = workspace_dir(repo) / CONFIG_FILE
     config = load_config(path)
     structure = config.sources.structure.model_copy(update={"enabled": True})
@@ -304,9 +306,9 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         shutil.rmtree(repo / ".nexusmem", ignore_errors=True)
     settings = make_settings(home, args.mode, args.embed_model)
     if args.mode == "hybrid":
-        write_embed_config(repo, args.embed_batch, args.embed_timeout, args.fusion_k)
+        write_embed_config(repo, home, args.embed_batch, args.embed_timeout, args.fusion_k)
     if args.import_expansion is not None:
-        write_import_expansion(repo, args.import_expansion == "on")
+        write_import_expansion(repo, home, args.import_expansion == "on")
     subjects = subjects_by_sha(repo)
     now = last_commit_ts(repo) + 86_400 if args.now == "fixture" else None
     search_kw: dict[str, Any] = {}

@@ -108,15 +108,15 @@ def settings_for(home: Path, hybrid: bool) -> Any:
     return Settings.from_env(env)
 
 
-def write_config(clone: Path) -> None:
+def write_config(clone: Path, home: Path) -> None:
     """Patient embedding settings in the clone's own config.json, and nothing else: what it
     does not name (the ranking) follows the code's defaults, which is what is measured.
     Written on every run, so a default changed since the memory was made applies."""
     from nexusmem_core.engine import ensure_workspace
-    from nexusmem_core.paths import CONFIG_FILE, default_home, workspace_dir
+    from nexusmem_core.paths import CONFIG_FILE, workspace_dir
 
     patient = {"batch": 16, "timeoutSeconds": 300, "queryTimeoutSeconds": 60}
-    ensure_workspace(clone, default_home())
+    ensure_workspace(clone, home)  # marked with the key of the home the engine opens it with
     config: dict[str, Any] = {"version": 1, "embed": patient}
     if os.environ.get("NEXUSMEM_EVAL_FUSION_K"):  # a sweep of the fusion constant
         config["retrieval"] = {"fusionK": int(os.environ["NEXUSMEM_EVAL_FUSION_K"])}
@@ -136,7 +136,7 @@ async def ensure_memory(name: str, clone: Path, home: Path, hybrid: bool, resync
     if stale:
         shutil.rmtree(clone / ".nexusmem", ignore_errors=True)
         stamp_file.unlink(missing_ok=True)
-    write_config(clone)
+    write_config(clone, home)
     if stale:
         started = time.perf_counter()
         async with open_engine(settings_for(home, False), clone, create=True) as engine:
