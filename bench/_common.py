@@ -30,6 +30,11 @@ ORIGINS = {
     "ripgrep": "https://github.com/BurntSushi/ripgrep.git",
     "cobra": "https://github.com/spf13/cobra.git",
     "axios": "https://github.com/axios/axios.git",
+    "serde": "https://github.com/serde-rs/serde.git",
+    "caddy": "https://github.com/caddyserver/caddy.git",
+    "preact": "https://github.com/preactjs/preact.git",
+    "attrs": "https://github.com/python-attrs/attrs.git",
+    "requests": "https://github.com/psf/requests.git",
 }
 
 sys.path.insert(0, str(BENCH))

@@ -13,6 +13,12 @@ Reports, one line each, what would make a label unfit to score with:
   with fewer than two targets, duplicate ids or target sets;
 - fewer than 15% of the set in a kind, or of agent-phrased queries.
 
+A set written the way an outside judge writes one (``"style": "outside"``, issue 48) is held to
+more: 30 questions or more; at least a third phrased in the words of a symptom (``"symptom":
+true``: what the user saw, not what the code names) and a third as an agent mid-task
+(``"agent": true``); at least a fifth of its commit questions answered only by the target's
+body (``"body": true``); a revert kind of at least two where the history has few reverts.
+
 Standard library only, so the question writers can run it without the project installed.
 Exit status 1 when anything is reported.
 """
@@ -141,16 +147,39 @@ def check(data: dict, repo: Repo) -> list[str]:
                 problems.append(f"{qid}: a recent target must be among the {DIFF_WINDOW} newest")
         if kind == "revert" and len(targets) < 2:
             problems.append(f"{qid}: a revert names the revert and the commit it reverts")
-    problems += _shares(queries)
+    outside = data.get("style") == "outside"
+    problems += _shares(queries, outside)
+    if outside:
+        problems += _outside(queries)
     return problems
 
 
-def _shares(queries: list[dict]) -> list[str]:
+def _outside(queries: list[dict]) -> list[str]:
+    """What a set in an outside judge's style must also hold (see the module text)."""
+    n = len(queries)
+    notes = [f"an outside-style set has {n} questions (< 30)"] if n < 30 else []
+    for flag, what in (("symptom", "in a symptom's words"), ("agent", "agent-phrased")):
+        count = sum(1 for q in queries if q.get(flag))
+        if count * 3 < n:
+            notes.append(f"{what}: {count} of {n} (< a third)")
+    commits = [q for q in queries if q.get("kind") in ("why", "broke", "recent")]
+    body = sum(1 for q in commits if q.get("body"))
+    if body * 5 < len(commits):
+        notes.append(f"answered only by a body: {body} of {len(commits)} commit questions (< 1/5)")
+    return notes
+
+
+def _shares(queries: list[dict], outside: bool = False) -> list[str]:
     if not queries:
         return ["no queries"]
     floor = 0.15 * len(queries)
     kinds = Counter(q.get("kind") for q in queries)
-    notes = [f"kind {k!r}: {kinds[k]} of {len(queries)} (< 15%)" for k in KINDS if kinds[k] < floor]
+    floors = {k: (min(floor, 2) if outside and k == "revert" else floor) for k in KINDS}
+    notes = [
+        f"kind {k!r}: {kinds[k]} of {len(queries)} (< {'2' if floors[k] == 2 else '15%'})"
+        for k in KINDS
+        if kinds[k] < floors[k]
+    ]
     agent = [q for q in queries if q.get("agent")]
     if len(agent) < floor:
         notes.append(f"agent-phrased: {len(agent)} of {len(queries)} (< 15%)")
