@@ -1,0 +1,325 @@
+"""Ranking changes judged the way issue 48 asks: held out, beside in sample, with their noise.
+
+    .venv/bin/python bench/eval/real/loo.py [--variants default no-pairs ...] [--repo ...]
+                                            [--hybrid] [--json bench/out/real/loo.json]
+
+Every variant is the engine with one stage switched off, one added, or one constant moved:
+``VARIANTS`` lists them, each as the module attributes it sets for its run (in process, on the
+memories ``run.py`` caches; nothing in a user's configuration can reach them). Each variant's
+every question is scored (MRR@10 as in run.py), then:
+
+- **in sample**: the variant's mean over every question of every corpus;
+- **leave one repository out**: for each corpus in turn, the variant that scores best on all
+  the others' questions is chosen and scored on the one left out; the figure is the mean over
+  every question of those held-out scores. This is what a change reports: the choice among
+  variants never sees the questions it is scored on;
+- **a stage's held-out gain**: the default against the default with that one stage changed,
+  question by question, on the corpora whose questions were written after the stage was
+  (``BLIND``: written by outside judges who had not read the ranking code) and on all,
+  with a 95% interval from a bootstrap over questions (resampled within each corpus). A
+  stage whose gain on ``BLIND`` is not above its noise does not earn its place.
+
+Questions that name an identifier their target's diff changes (``names identifier``: an
+identifier-looking word of the question that a ``+``/``-`` line of the target's patch holds)
+are reported apart: they measure copying more than retrieval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import json
+import random
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import run  # noqa: E402
+
+# The corpora whose questions no ranking change was measured on before issue 48.
+BLIND = ("serde", "caddy", "preact", "attrs", "requests")
+COMMIT_KINDS = ("why", "broke", "recent")
+GROUPS = {"commit": COMMIT_KINDS, "howto": ("howto",), "release": ("release",)}
+GROUPS["revert"] = ("revert",)
+BOOTSTRAP = 2000
+
+Patch = tuple[str, str, Any]  # module, attribute, value
+
+
+def _same(candidates: Any, *_: Any, **__: Any) -> Any:
+    return candidates
+
+
+async def _same_async(_db: Any, candidates: Any, *_: Any, **__: Any) -> Any:
+    return candidates
+
+
+async def _nothing(*_: Any, **__: Any) -> list[Any]:
+    return []
+
+
+async def _uncovered(*_: Any, **__: Any) -> None:
+    return None
+
+
+def _weights(title: float, body: float, paths: float, names: float) -> list[Patch]:
+    """Every BM25 statement's column weights (store/fts.py, wordtops.py) set anew."""
+    from nexusmem_core.store import fts
+
+    old = f"bm25(nodes_fts, {fts.TITLE_WEIGHT}, 1.0, {fts.PATHS_WEIGHT}, {fts.NAMES_WEIGHT})"
+    new = f"bm25(nodes_fts, {title}, {body}, {paths}, {names})"
+    patches: list[Patch] = []
+    for name in ("nexusmem_core.store.fts", "nexusmem_core.store.wordtops"):
+        module = importlib.import_module(name)
+        for attr, value in vars(module).items():
+            if isinstance(value, str) and old in value:
+                patches.append((name, attr, value.replace(old, new)))
+    return patches
+
+
+R = "nexusmem_core.retrieval"
+VARIANTS: dict[str, Callable[[], list[Patch]]] = {
+    "default": list,
+    # the question-kind lifts (asked.py), all and one at a time
+    "no-kind-lifts": lambda: [
+        (f"{R}.search", f, _same)
+        for f in ("lift_releases", "lift_howto", "lift_commits", "lift_reasons")
+    ],
+    "no-lift-release": lambda: [(f"{R}.search", "lift_releases", _same)],
+    "no-lift-howto": lambda: [(f"{R}.search", "lift_howto", _same)],
+    "no-lift-commit": lambda: [(f"{R}.search", "lift_commits", _same)],
+    "no-lift-why": lambda: [(f"{R}.search", "lift_reasons", _same)],
+    "lift-1.3": lambda: [(f"{R}.asked", "LIFT", 1.3), (f"{R}.pairs", "LIFT", 1.3)],
+    "lift-2.0": lambda: [(f"{R}.asked", "LIFT", 2.0), (f"{R}.pairs", "LIFT", 2.0)],
+    # reverts: pairing, the undone lift, the kind asked for ranked among itself
+    "no-pairs": lambda: [(f"{R}.search", "pair_reverts", _same_async)],
+    "no-undone-lift": lambda: [(f"{R}.pairs", "LIFT", 1.0)],
+    "no-asked-fusion": lambda: [(f"{R}.lexical", "_asked_for", _nothing)],
+    # coverage and its parts
+    "no-coverage": lambda: [(f"{R}.lexical", "cover", _uncovered)],
+    "no-near": lambda: [(f"{R}.coverage", "NEAR_BONUS", 0.0)],
+    # grouping: a commit's own changelog and doc diffs lend it their relevance
+    "lend-prose": lambda: [(f"{R}.group", "_is_prose", lambda *_: False)],
+    "no-copies": lambda: [(f"{R}.search", "drop_copies", _same_async)],
+    "no-follow": lambda: [(f"{R}.search", "follow", _same_async)],
+    # priors
+    "no-recency": lambda: [(f"{R}.rank", "RECENCY_EXPONENT", 0.0)],
+    "no-signal": lambda: [(f"{R}.rank", "SIGNAL_EXPONENT", 0.0)],
+    # fields: subject (title), body, paths, names
+    "title-2": lambda: _weights(2.0, 1.0, 0.5, 0.5),
+    "title-6": lambda: _weights(6.0, 1.0, 0.5, 0.5),
+    "names-1": lambda: _weights(4.0, 1.0, 0.5, 1.0),
+    "names-0.25": lambda: _weights(4.0, 1.0, 0.5, 0.25),
+    "paths-1": lambda: _weights(4.0, 1.0, 1.0, 0.5),
+}
+
+
+@contextlib.contextmanager
+def applied(name: str) -> Iterator[None]:
+    """The engine as variant ``name``: its attributes set, and put back after."""
+    saved = []
+    try:
+        for module_name, attr, value in VARIANTS[name]():
+            module = importlib.import_module(module_name)
+            saved.append((module, attr, getattr(module, attr)))
+            setattr(module, attr, value)
+        yield
+    finally:
+        for module, attr, value in reversed(saved):
+            setattr(module, attr, value)
+
+
+# ----------------------------------------------------------------------------- measuring
+
+
+_IDENT = re.compile(r"`([^`]+)`|\b(\w*(?:_\w+|[a-z][A-Z]\w*|\(\))|\w+\.\w+\w*)")
+
+
+def names_identifier(clone: Path, query: str, targets: list[str]) -> bool:
+    """Whether the question types an identifier that a changed line of a target holds."""
+    found = {m.group(1) or m.group(2) for m in _IDENT.finditer(query)}
+    found = {f.strip("()") for f in found if f and len(f.strip("()")) >= 3}
+    if not found:
+        return False
+    for target in targets:
+        sha = target.split(":", 1)[0]
+        if not re.fullmatch(r"[0-9a-f]{40}", sha):
+            continue
+        patch = subprocess.run(
+            ["git", "-C", str(clone), "show", "--format=", "-U0", sha],
+            capture_output=True,
+            text=True,
+            errors="replace",
+        ).stdout
+        changed = "\n".join(
+            ln for ln in patch.splitlines() if ln[:1] in "+-" and ln[:3] not in ("+++", "---")
+        )
+        if any(f in changed for f in found):
+            return True
+    return False
+
+
+async def measure(names: list[str], variants: list[str], hybrid: bool) -> dict[str, Any]:
+    """Every question's reciprocal rank under every variant, and grep's."""
+    home = run.OUT / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    questions: list[dict[str, Any]] = []
+    rr: dict[str, list[float]] = {v: [] for v in [*variants, "grep"]}
+    if hybrid:
+        rr["hybrid"] = []
+    for labelled in run.load_sets(names, run.HERE):
+        name, queries = labelled["repo"], labelled["queries"]
+        clone = run.ensure_clone(name)
+        await run.ensure_memory(name, clone, home, hybrid, resync=False)
+        for q in queries:
+            questions.append(
+                {
+                    "repo": name,
+                    "id": q["id"],
+                    "kind": q["kind"],
+                    "named": names_identifier(clone, q["query"], q["targets"]),
+                }
+            )
+        for ranking, q in zip(run.baseline_rankings(clone, queries), queries, strict=True):
+            rr["grep"].append(run.score(ranking, q["targets"])["rr"])
+        for variant in variants:
+            with applied(variant):
+                rankings, _ = await run.engine_rankings(clone, home, queries, False, 8000)
+            for ranking, q in zip(rankings, queries, strict=True):
+                rr[variant].append(run.score(ranking, q["targets"])["rr"])
+        if hybrid:
+            rankings, _ = await run.engine_rankings(clone, home, queries, True, 8000)
+            for ranking, q in zip(rankings, queries, strict=True):
+                rr["hybrid"].append(run.score(ranking, q["targets"])["rr"])
+        print(f"{name}: {len(queries)} questions, {len(variants)} variant(s)", file=sys.stderr)
+    return {"questions": questions, "rr": rr}
+
+
+# ----------------------------------------------------------------------------- judging
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def held_out(data: dict[str, Any], variants: list[str]) -> tuple[list[float], dict[str, str]]:
+    """Each question's reciprocal rank under the variant chosen without its corpus, and the
+    choice made for each corpus."""
+    qs, rr = data["questions"], data["rr"]
+    repos = sorted({q["repo"] for q in qs})
+    out = [0.0] * len(qs)
+    chosen = {}
+    for repo in repos:
+        others = [i for i, q in enumerate(qs) if q["repo"] != repo]
+        best = max(variants, key=lambda v: (_mean([rr[v][i] for i in others]), v == "default"))
+        chosen[repo] = best
+        for i, q in enumerate(qs):
+            if q["repo"] == repo:
+                out[i] = rr[best][i]
+    return out, chosen
+
+
+def interval(diffs: list[float], strata: list[str], seed: int = 48) -> tuple[float, float]:
+    """A 95% bootstrap interval of the mean of ``diffs``, resampled within each stratum."""
+    rng = random.Random(seed)
+    groups: dict[str, list[float]] = {}
+    for d, s in zip(diffs, strata, strict=True):
+        groups.setdefault(s, []).append(d)
+    means = []
+    for _ in range(BOOTSTRAP):
+        total = 0.0
+        for values in groups.values():
+            total += sum(rng.choice(values) for _ in values)
+        means.append(total / len(diffs))
+    means.sort()
+    return means[int(0.025 * BOOTSTRAP)], means[int(0.975 * BOOTSTRAP) - 1]
+
+
+def _table(headers: list[str], rows: list[list[Any]]) -> str:
+    return run.table(headers, rows)
+
+
+def report(data: dict[str, Any], variants: list[str]) -> str:
+    qs, rr = data["questions"], data["rr"]
+    loo, chosen = held_out(data, variants)
+    columns = {"in sample": rr["default"], "held out": loo, "grep": rr["grep"]}
+    if "hybrid" in rr:
+        columns["hybrid"] = rr["hybrid"]
+
+    def cells(index: list[int]) -> list[str]:
+        means = [f"{_mean([col[i] for i in index]):.3f}" for col in columns.values()]
+        return [str(len(index)), *means]
+
+    repos = sorted({q["repo"] for q in qs})
+    rows = []
+    for repo in repos:
+        for group, kinds in GROUPS.items():
+            index = [i for i, q in enumerate(qs) if q["repo"] == repo and q["kind"] in kinds]
+            if index:
+                rows.append([f"{repo} {group}", *cells(index)])
+        rows.append([f"**{repo}**", *cells([i for i, q in enumerate(qs) if q["repo"] == repo])])
+    for group, kinds in GROUPS.items():
+        rows.append([f"all {group}", *cells([i for i, q in enumerate(qs) if q["kind"] in kinds])])
+    for label, named in (("names identifier", True), ("does not", False)):
+        rows.append([label, *cells([i for i, q in enumerate(qs) if q["named"] == named])])
+    blind = [i for i, q in enumerate(qs) if q["repo"] in BLIND]
+    rows.append(["blind corpora", *cells(blind)])
+    rows.append(["**all**", *cells(list(range(len(qs))))])
+    first = _table(["MRR@10", "n", *columns], rows)
+    picks = ", ".join(f"{repo}: {v}" for repo, v in chosen.items())
+
+    strata = [q["repo"] for q in qs]
+    commit = [i for i, q in enumerate(qs) if q["kind"] in COMMIT_KINDS]
+    stage_rows = []
+    for v in variants:
+        if v == "default":
+            continue
+        diffs = [rr[v][i] - rr["default"][i] for i in range(len(qs))]
+        lo, hi = interval(diffs, strata)
+        bd = [diffs[i] for i in blind]
+        blo, bhi = interval(bd, [strata[i] for i in blind]) if bd else (0.0, 0.0)
+        stage_rows.append(
+            [
+                v,
+                f"{_mean(rr[v]):.3f}",
+                f"{_mean(diffs):+.3f} [{lo:+.3f}, {hi:+.3f}]",
+                f"{_mean(bd):+.3f} [{blo:+.3f}, {bhi:+.3f}]" if bd else "-",
+                f"{_mean([diffs[i] for i in commit]):+.3f}",
+            ]
+        )
+    second = _table(
+        ["variant", "all", "vs default, all (95%)", "vs default, blind (95%)", "commit qs"],
+        stage_rows,
+    )
+    return "\n\n".join(
+        [first, f"held-out choice per corpus: {picks}", "Each variant against the default:", second]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repo", nargs="*", default=list(run.ORIGINS), choices=list(run.ORIGINS))
+    parser.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--hybrid", action="store_true", help="score the vector arm too")
+    parser.add_argument("--json", type=Path, default=run.OUT / "loo.json")
+    parser.add_argument("--report", action="store_true", help="re-report the saved --json")
+    args = parser.parse_args()
+    variants = ["default", *[v for v in args.variants if v != "default"]]
+    if args.report:
+        data = json.loads(args.json.read_text())
+    else:
+        data = asyncio.run(measure(args.repo, variants, args.hybrid))
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(data))
+    print(report(data, [v for v in variants if v in data["rr"]]))
+
+
+if __name__ == "__main__":
+    main()
