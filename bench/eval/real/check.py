@@ -62,7 +62,9 @@ class Repo:
         log = self._git("log", "--format=%H%x00%s%x00%P")
         self.subjects: dict[str, str] = {}
         self.parents: dict[str, int] = {}
-        for line in log.splitlines():
+        for line in log.split("\n"):
+            if not line:
+                continue
             sha, subject, parents = line.split("\x00")
             self.subjects[sha] = subject
             self.parents[sha] = len(parents.split())
@@ -71,10 +73,12 @@ class Repo:
         self._headings: dict[str, set[str] | None] = {}
 
     def _git(self, *args: str) -> str:
+        # Bytes, split on "\n" alone: a subject may hold a carriage return (preact's ed15863e),
+        # which text mode would read as a line break.
         done = subprocess.run(
-            ["git", "-C", str(self.root), *args], capture_output=True, text=True, check=False
+            ["git", "-C", str(self.root), *args], capture_output=True, check=False
         )
-        return done.stdout if done.returncode == 0 else ""
+        return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else ""
 
     def changed(self, sha: str) -> set[str]:
         return set(self._git("show", "--format=", "--name-only", sha).split("\n")) - {""}
