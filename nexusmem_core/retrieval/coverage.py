@@ -46,15 +46,12 @@ back, for both kinds of row.
 A term in more than ``COVER_HITS`` rows is left out of the share (its IDF is small), as is a
 query of one informative term (the share would be 1 for every row).
 
-Words that stand together in the question and in a row say more than the same words apart:
-"summary message", "order of precedence", "unknown options" name one thing. So a row that
-holds a pair of the question's neighbouring words within ``NEAR_GAP`` tokens of each other
-(FTS5's NEAR, in the same small table) gains up to ``NEAR_BONUS`` of its factor, by the
-share of the pairs it holds, each pair weighed by the lesser information of its two words
-(the sequential dependence idea of Metzler and Croft, 2005, as a bonus on coverage). Real set,
-BM25 MRR@10: none 0.728; bonus 0.25: 0.732, 0.5: 0.743, 0.75: 0.742, 1.0: 0.736; at 0.5,
-gap 0 (a phrase) 0.735, 2: 0.743, 3: 0.741, 5: 0.735. The generated story's failed-command
-and shell questions did not move (0.345, 0.403).
+A bonus for the question's neighbouring words standing together in a row (FTS5's NEAR, up to
+half the factor again; Metzler and Croft's sequential dependence) was here, chosen on the six
+first corpora (0.728 -> 0.743). Judged held out (issue 48; bench/eval/real/loo.py, eleven
+corpora, 421 questions) it did not pay: without it, -0.004 [-0.009, +0.000] on all, -0.004
+[-0.011, +0.001] on the five corpora whose questions were written after it (7 rose, 12 fell),
+which is within its noise. It was removed, with the second scan of the candidates it cost.
 """
 
 from __future__ import annotations
@@ -70,12 +67,10 @@ from ..store.db import Database
 from ..store.fts import Candidate, TermCounts, quote_term
 from ..store.wordtops import TOKENIZER, row_averages, varints
 
-__all__ = ["COVER_HITS", "NEAR_BONUS", "NEAR_GAP", "POWER", "cover"]
+__all__ = ["COVER_HITS", "POWER", "cover"]
 
 COVER_HITS = 5_000
 POWER = 1.0
-NEAR_BONUS = 0.5  # the most a row's factor gains for holding the question's word pairs
-NEAR_GAP = 2  # ... within this many tokens of each other
 WINDOW = 150  # words: a long section's coverage is its best window's
 WINDOW_SLOTS = 1024  # windows a section may have (its body's first 150k words or so)
 LONG_CHARS = 2 * WINDOW * 6  # a section is long past about two windows of words
@@ -103,11 +98,10 @@ async def cover(
     terms: list[str],
     counts: TermCounts,
     candidates: list[Candidate],
-    pairs: list[tuple[str, str]] | None = None,
     joins: dict[str, tuple[str, str]] | None = None,
 ) -> None:
-    """Scale each candidate's relevance by its coverage of ``terms`` and of the neighbouring
-    ``pairs``; best first again. ``joins``: the terms that are two of the question's words
+    """Scale each candidate's relevance by its coverage of ``terms``; best first again.
+    ``joins``: the terms that are two of the question's words
     joined (``fishcompletion``), which stand for those words (see the module text)."""
     limit = min(COVER_HITS, counts.rows / 2)
     weights = {
@@ -122,7 +116,6 @@ async def cover(
     if len(weights) < 2 or not candidates:
         return
     names = list(weights)
-    near = [(a, b) for a, b in pairs or [] if a in weights and b in weights]
     # A long doc section's share is its best window's (see WINDOW), but a changelog's: its
     # version section lists changes a question may name several of, far apart.
     sections = [
@@ -131,10 +124,8 @@ async def cover(
         if c.kind == "doc_section" and not is_changelog(c.ref.split("#", 1)[0])
     ]
     seqs = [c.seq for c in candidates]
-    held, lengths, together = await _held(db, names + joined, seqs, near, sections)
-    _spelled_together(held, together, names, joined, joins, near)
-    near_weights = [min(weights[a], weights[b]) for a, b in near]
-    near_room = sum(near_weights)
+    held, lengths = await _held(db, names + joined, seqs, sections)
+    _spelled_together(held, names, joined, joins)
     _, mean = await row_averages(db)
     density = [counts.hits[t] / max(1, counts.rows) for t in names]
 
@@ -148,12 +139,7 @@ async def cover(
             chance = 1 - (1 - d) ** scale
             gain += weights[term] * ((i in got) - chance)
             room += weights[term] * (1 - chance)
-        share = max(FLOOR, gain / room if room > 0 else 0.0) ** POWER
-        if near_room:
-            found = together.get(row, set())
-            paired = sum(w for i, w in enumerate(near_weights) if i in found)
-            share *= 1 + NEAR_BONUS * paired / near_room
-        return share
+        return max(FLOOR, gain / room if room > 0 else 0.0) ** POWER
 
     factor = {c.seq: share_of(c.seq) for c in candidates}
     windowed: dict[int, float] = {}
@@ -173,11 +159,10 @@ async def _held(
     db: Database,
     terms: list[str],
     seqs: list[int],
-    pairs: list[tuple[str, str]],
     sections: Sequence[int] = (),
-) -> tuple[dict[int, set[int]], dict[int, int], dict[int, set[int]]]:
-    """Which of ``terms`` (by position) each row holds, each row's length in tokens, and which
-    of ``pairs`` (by position) it holds near each other; of the rows ``seqs``, and of each
+) -> tuple[dict[int, set[int]], dict[int, int]]:
+    """Which of ``terms`` (by position) each row holds, and each row's length in tokens; of
+    the rows ``seqs``, and of each
     window of those of ``sections`` longer than two windows (keyed ``-(seq * WINDOW_SLOTS +
     n)``), each window under its row's title."""
     lock = _locks.setdefault(db, asyncio.Lock())
@@ -222,38 +207,27 @@ async def _held(
                 )
             found = await db.fetchall(_matching(len(terms)), [quote_term(t) for t in terms])
             sizes = await db.fetchall("select id, sz from temp.nexusmem_cover_docsize")
-            near: list[tuple[int, int]] = []
-            if pairs:
-                near = await db.fetchall(
-                    _matching(len(pairs)),
-                    [f"NEAR({quote_term(a)} {quote_term(b)}, {NEAR_GAP})" for a, b in pairs],
-                )
         finally:
             await db.execute(_EMPTY)
-    return _by_row(found), {seq: sum(varints(bytes(sz))) for seq, sz in sizes}, _by_row(near)
+    return _by_row(found), {seq: sum(varints(bytes(sz))) for seq, sz in sizes}
 
 
 def _spelled_together(
     held: dict[int, set[int]],
-    together: dict[int, set[int]],
     names: list[str],
     joined: list[str],
     joins: dict[str, tuple[str, str]],
-    near: list[tuple[str, str]],
 ) -> None:
     """A row holding a join (``fishcompletion``, held by position after ``names``) holds its
-    two words, next to each other: counted so, not as a third term of its own."""
+    two words: counted so, not as a third term of its own."""
     position = {name: i for i, name in enumerate(names)}
-    pair_at = {pair: i for i, pair in enumerate(near)}
-    for row, got in held.items():
+    for _row, got in held.items():
         for i, join in enumerate(joined, start=len(names)):
             if i not in got:
                 continue
             got.discard(i)
             parts = joins[join]
             got.update(position[p] for p in parts if p in position)
-            if parts in pair_at:
-                together.setdefault(row, set()).add(pair_at[parts])
 
 
 def _windows(body: str) -> list[str]:

@@ -48,7 +48,7 @@ async def lexical_candidates(
         words += [c for c in asked if c.id not in seen]
         words.sort(key=lambda c: c.relevance, reverse=True)
     if counts is not None and not query.cjk:
-        await cover(db, query.terms, counts, words, query.pairs, query.joins)
+        await cover(db, query.terms, counts, words, query.joins)
     own = {c.id for c in asked}
     if own and not query.cjk:
         # The kind asked for, ranked among itself, is a list of its own, fused by rank with

@@ -139,9 +139,7 @@ class Query:
     together.
     ``excerpt_terms`` is what an excerpt looks for in a line (with pieces of CJK runs).
     ``undone``, ``release`` and ``howto``: the question asks after something tried and undone,
-    for a release, or how to do something (retrieval/asked.py). ``pairs`` are the question's
-    neighbouring words, stop words skipped ("order of precedence": order, precedence), which
-    coverage rewards a row for holding near each other (retrieval/coverage.py). ``joins``:
+    for a release, or how to do something (retrieval/asked.py). ``joins``:
     the terms that are two neighbouring words joined (``baseurl``), with those words.
     ``paths``: the words that look like a file name (retrieval/imports.py).
     """
@@ -155,7 +153,6 @@ class Query:
     howto: bool = False
     commit: bool = False
     why: bool = False
-    pairs: list[tuple[str, str]] = field(default_factory=list)
     joins: dict[str, tuple[str, str]] = field(default_factory=dict)
     paths: list[str] = field(default_factory=list)
 
@@ -205,7 +202,6 @@ def parse_query(text: str) -> Query:
         howto=asks_howto(text) and not (undone or release or commit or why),
         commit=commit,
         why=why,
-        pairs=list(pairwise(words)),  # words are distinct: no pair repeats a word
         joins={join: parts for join, parts in joined.items() if join in added},
         paths=path_tokens(text),
     )

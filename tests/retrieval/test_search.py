@@ -341,8 +341,9 @@ async def test_a_question_asking_which_commit_fixed_it_finds_the_commit_first(
     settings: Settings, make_repo
 ):
     doc = (
-        "# Uploads\n\n## Reusing file objects\n\nEach request reads a file object to its "
-        "end, so reusing one sends an empty part. Open the file again.\n"
+        "# Uploads\n\n## Reusing file objects\n\n"
+        "Each request reads a file object to its end, so posting one again sends an empty "
+        "part. Open the file again.\n"
     )
     symptom = "posting the same open file object twice sends an empty part the second time"
     fix, plain, asked = await _asked_after_a_doc(
@@ -512,29 +513,6 @@ async def test_a_release_below_the_first_hundred_rows_is_still_found(settings: S
     finally:
         await cm.__aexit__(None, None, None)
     assert asked.results[0].ref == "CHANGES.md#Version 3.0.0"
-
-
-async def test_words_that_stand_together_in_the_question_and_a_row_rank_it_first(
-    settings: Settings, make_repo
-):
-    r: Repo = make_repo("near")
-    together = r.commit("Forward unknown options to the wrapped program", {"a.py": "a = 1\n"})
-    for i in range(12):  # enough rows for the words' weights to mean something
-        r.commit(f"Refactor part {i} of the parser", {f"parse{i}.py": f"x = {i}\n"})
-    # The same words, apart, in a shorter and newer row: BM25 alone ranks it first.
-    apart = r.commit("Unknown names keep their options", {"b.py": "b = 1\n"})
-    cm, engine, _ = await _synced(settings, r)
-    try:
-        response = await handlers.search(engine, "where are unknown options handled?", vector=False)
-    finally:
-        await cm.__aexit__(None, None, None)
-    refs = [res.ref for res in response.results]
-    assert refs.index(together) < refs.index(apart)
-
-
-def test_the_question_s_neighbouring_words_are_parsed_once():
-    query = parse_query("what is the order of precedence for the config?")
-    assert query.pairs == [("order", "precedence"), ("precedence", "config")]
 
 
 def test_an_identifier_is_searched_whole_and_by_its_parts():
