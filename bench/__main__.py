@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benchmarks impor
 import anyio
 import measure
 import report
-from _common import ORIGINS, OUT, ensure_corpus, ensure_repo, git, throwaway_clone
+from _common import ORIGINS, OUT, SPEED_CORPORA, ensure_corpus, ensure_repo, git, throwaway_clone
 from measure import Samples, Target
 from variants import Variant, variants
 
@@ -86,7 +86,7 @@ def size_of(token: str) -> str | int:
 
 
 def targets(sizes: list[str | int], seed: int) -> list[Target]:
-    names = [n for s in sizes for n in (ORIGINS if s == "corpora" else [s])]
+    names = [n for s in sizes for n in (SPEED_CORPORA if s == "corpora" else [s])]
     out = []
     for name in dict.fromkeys(names):
         if isinstance(name, int):

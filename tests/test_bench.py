@@ -26,5 +26,6 @@ def test_a_size_that_is_neither_a_corpus_nor_a_count_is_one_line_naming_it():
     assert refused.returncode == 2
     assert refused.stderr.splitlines() == [
         "python -m bench: argument --sizes: 'clik' is neither 'corpora', a corpus (click, "
-        "werkzeug, httpx, ripgrep, cobra, axios) nor a commit count such as 10k (see --help)"
+        "werkzeug, httpx, ripgrep, cobra, axios, serde, caddy, preact, attrs, requests) nor a "
+        "commit count such as 10k (see --help)"
     ]
