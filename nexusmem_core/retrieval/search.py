@@ -10,7 +10,9 @@
     group_commits (group.py)     a commit and its file diffs are one answer
     prior_factor (rank.py)       signal and recency
     drop_copies (copies.py)      a section copied into another file shows once
-    lift_releases (asked.py)     a release question's release sections lifted, a how-to
+    lift_releases (asked.py)     a release question's release sections lifted (with no
+                                 changelog, the version bump after each of its best commits:
+                                 shipped.py), a how-to
                                  question's documentation, a which-commit question's commits,
                                  a why-question's commits and rationale sections
     pair_reverts (pairs.py)      a revert and the commit it undoes come together (lifted
@@ -47,6 +49,7 @@ from .pairs import pair_reverts
 from .query import Query, parse_query
 from .rank import prior_factor
 from .semantic import neutral_when_unembedded
+from .shipped import shipped_in
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -157,7 +160,7 @@ async def ranked(
     candidates.sort(key=lambda c: c.score, reverse=True)
     candidates = await drop_copies(db, candidates)
     if query.release:
-        candidates = lift_releases(candidates)
+        candidates = await shipped_in(db, pid, lift_releases(candidates), as_of)
     elif query.howto:
         candidates = lift_howto(candidates)
     elif query.commit:

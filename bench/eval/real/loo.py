@@ -61,6 +61,10 @@ async def _same_async(_db: Any, candidates: Any, *_: Any, **__: Any) -> Any:
     return candidates
 
 
+async def _unshipped(_db: Any, _pid: Any, candidates: Any, *_: Any) -> Any:
+    return candidates
+
+
 async def _nothing(*_: Any, **__: Any) -> list[Any]:
     return []
 
@@ -84,6 +88,15 @@ def _weights(title: float, body: float, paths: float, names: float) -> list[Patc
     return patches
 
 
+_NARROW_UNDONE = re.compile(
+    r"\b(?:revert\w*|back(?:ed)?\s+(?:\w+\s+)?out|undo\w*|undid|undone|roll(?:ed)?\s+back|"
+    r"put\s+(?:\w+\s+)?back|c[oa]me\s+back|brought\s+back|reintroduc\w*|"
+    r"(?:was|were|got|been)\s+(?:\w+\s+)?taken\s+out|did\s+(?:we|you|they|someone|anyone)\s+"
+    r"(?:ever\s+)?(?:\w+\s+)?try|(?:did|does)\s+(?:that|it)\s+(?:stick|last)|"
+    r"what\s+happened\s+to|what\s+became\s+of|(?:was|were)\s+(?:\w+\s+){0,4}(?:tried|attempted))\b",
+    re.IGNORECASE,
+)
+
 R = "nexusmem_core.retrieval"
 VARIANTS: dict[str, Callable[[], list[Patch]]] = {
     "default": list,
@@ -104,11 +117,14 @@ VARIANTS: dict[str, Callable[[], list[Patch]]] = {
     "no-asked-fusion": lambda: [(f"{R}.lexical", "_asked_for", _nothing)],
     # coverage and its parts
     "no-coverage": lambda: [(f"{R}.lexical", "cover", _uncovered)],
-    "no-near": lambda: [(f"{R}.coverage", "NEAR_BONUS", 0.0)],
     # grouping: a commit's own changelog and doc diffs lend it their relevance
     "lend-prose": lambda: [(f"{R}.group", "_is_prose", lambda *_: False)],
     "no-copies": lambda: [(f"{R}.search", "drop_copies", _same_async)],
     "no-follow": lambda: [(f"{R}.search", "follow", _same_async)],
+    # a release question without a changelog: the version bump after its best commits
+    "no-shipped": lambda: [(f"{R}.search", "shipped_in", _unshipped)],
+    # "I tried X", "is it ever flushed" are not questions about something undone
+    "undone-narrow": lambda: [(f"{R}.asked", "_UNDONE", _NARROW_UNDONE)],
     # priors
     "no-recency": lambda: [(f"{R}.rank", "RECENCY_EXPONENT", 0.0)],
     "no-signal": lambda: [(f"{R}.rank", "SIGNAL_EXPONENT", 0.0)],
