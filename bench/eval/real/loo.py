@@ -88,6 +88,21 @@ def _weights(title: float, body: float, paths: float, names: float) -> list[Patc
     return patches
 
 
+def _diffs_lend(share: float) -> Callable[..., Any]:
+    """group_commits with each code diff's relevance scaled by ``share`` before it lends it."""
+    from nexusmem_core.retrieval import group
+
+    original = group.group_commits
+
+    async def grouped(db: Any, pid: Any, ranked: Any, *args: Any, **kwargs: Any) -> Any:
+        for c in ranked:
+            if c.kind == "file_diff":
+                c.relevance *= share
+        return await original(db, pid, ranked, *args, **kwargs)
+
+    return grouped
+
+
 _NARROW_UNDONE = re.compile(
     r"\b(?:revert\w*|back(?:ed)?\s+(?:\w+\s+)?out|undo\w*|undid|undone|roll(?:ed)?\s+back|"
     r"put\s+(?:\w+\s+)?back|c[oa]me\s+back|brought\s+back|reintroduc\w*|"
@@ -119,6 +134,8 @@ VARIANTS: dict[str, Callable[[], list[Patch]]] = {
     "no-coverage": lambda: [(f"{R}.lexical", "cover", _uncovered)],
     # grouping: a commit's own changelog and doc diffs lend it their relevance
     "lend-prose": lambda: [(f"{R}.group", "_is_prose", lambda *_: False)],
+    "diffs-0.7": lambda: [(f"{R}.search", "group_commits", _diffs_lend(0.7))],
+    "diffs-0.5": lambda: [(f"{R}.search", "group_commits", _diffs_lend(0.5))],
     "no-copies": lambda: [(f"{R}.search", "drop_copies", _same_async)],
     "no-follow": lambda: [(f"{R}.search", "follow", _same_async)],
     # a release question without a changelog: the version bump after its best commits
@@ -134,6 +151,10 @@ VARIANTS: dict[str, Callable[[], list[Patch]]] = {
     "names-1": lambda: _weights(4.0, 1.0, 0.5, 1.0),
     "names-0.25": lambda: _weights(4.0, 1.0, 0.5, 0.25),
     "paths-1": lambda: _weights(4.0, 1.0, 1.0, 0.5),
+    "paths-0.25": lambda: _weights(4.0, 1.0, 0.25, 0.5),
+    "body-2": lambda: _weights(4.0, 2.0, 0.5, 0.5),
+    "title-3": lambda: _weights(3.0, 1.0, 0.5, 0.5),
+    "names-0": lambda: _weights(4.0, 1.0, 0.5, 0.0),
 }
 
 
