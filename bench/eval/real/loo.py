@@ -88,6 +88,27 @@ def _weights(title: float, body: float, paths: float, names: float) -> list[Patc
     return patches
 
 
+def _fusion(k: int) -> list[Patch]:
+    """The two arms fused by rank with the constant ``k`` (retrieval.fusionK) in place of the
+    configured one."""
+    from nexusmem_core.retrieval import fuse, semantic
+
+    async def neutral(engine: Any, lexical: Any, _k: int) -> Any:
+        return await semantic.neutral_when_unembedded(engine, lexical, k)
+
+    def fused(arms: Any, _k: int) -> Any:
+        return fuse.rrf(arms, k)
+
+    def units(arms: Any, unit: Any, _k: int) -> Any:
+        return fuse.unit_relevance(arms, unit, k)
+
+    return [
+        (f"{R}.search", "rrf", fused),
+        (f"{R}.search", "unit_relevance", units),
+        (f"{R}.search", "neutral_when_unembedded", neutral),
+    ]
+
+
 def _diffs_lend(share: float) -> Callable[..., Any]:
     """group_commits with each code diff's relevance scaled by ``share`` before it lends it."""
     from nexusmem_core.retrieval import group
@@ -136,6 +157,10 @@ VARIANTS: dict[str, Callable[[], list[Patch]]] = {
     "lend-prose": lambda: [(f"{R}.group", "_is_prose", lambda *_: False)],
     "diffs-0.7": lambda: [(f"{R}.search", "group_commits", _diffs_lend(0.7))],
     "diffs-0.5": lambda: [(f"{R}.search", "group_commits", _diffs_lend(0.5))],
+    # the arms' fusion constant (hybrid only: run with --both)
+    "fusion-5": lambda: _fusion(5),
+    "fusion-20": lambda: _fusion(20),
+    "fusion-60": lambda: _fusion(60),
     "no-copies": lambda: [(f"{R}.search", "drop_copies", _same_async)],
     "no-follow": lambda: [(f"{R}.search", "follow", _same_async)],
     # a release question without a changelog: the version bump after its best commits
@@ -203,8 +228,11 @@ def names_identifier(clone: Path, query: str, targets: list[str]) -> bool:
     return False
 
 
-async def measure(names: list[str], variants: list[str], hybrid: bool) -> dict[str, Any]:
-    """Every question's reciprocal rank under every variant, and grep's."""
+async def measure(
+    names: list[str], variants: list[str], hybrid: bool, both: bool = False
+) -> dict[str, Any]:
+    """Every question's reciprocal rank under every variant, and grep's; with ``both``, the
+    variants run with both arms (the vector arm needs ``hybrid``'s vectors)."""
     home = run.OUT / "home"
     home.mkdir(parents=True, exist_ok=True)
     questions: list[dict[str, Any]] = []
@@ -214,7 +242,7 @@ async def measure(names: list[str], variants: list[str], hybrid: bool) -> dict[s
     for labelled in run.load_sets(names, run.HERE):
         name, queries = labelled["repo"], labelled["queries"]
         clone = run.ensure_clone(name)
-        await run.ensure_memory(name, clone, home, hybrid, resync=False)
+        await run.ensure_memory(name, clone, home, hybrid or both, resync=False)
         for q in queries:
             questions.append(
                 {
@@ -228,7 +256,7 @@ async def measure(names: list[str], variants: list[str], hybrid: bool) -> dict[s
             rr["grep"].append(run.score(ranking, q["targets"])["rr"])
         for variant in variants:
             with applied(variant):
-                rankings, _ = await run.engine_rankings(clone, home, queries, False, 8000)
+                rankings, _ = await run.engine_rankings(clone, home, queries, both, 8000)
             for ranking, q in zip(rankings, queries, strict=True):
                 rr[variant].append(run.score(ranking, q["targets"])["rr"])
         if hybrid:
@@ -345,6 +373,7 @@ def main() -> None:
     parser.add_argument("--repo", nargs="*", default=list(run.ORIGINS), choices=list(run.ORIGINS))
     parser.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--hybrid", action="store_true", help="score the vector arm too")
+    parser.add_argument("--both", action="store_true", help="run the variants with both arms")
     parser.add_argument("--json", type=Path, default=run.OUT / "loo.json")
     parser.add_argument("--report", action="store_true", help="re-report the saved --json")
     args = parser.parse_args()
@@ -352,7 +381,7 @@ def main() -> None:
     if args.report:
         data = json.loads(args.json.read_text())
     else:
-        data = asyncio.run(measure(args.repo, variants, args.hybrid))
+        data = asyncio.run(measure(args.repo, variants, args.hybrid, args.both))
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(data))
     print(report(data, [v for v in variants if v in data["rr"]]))
