@@ -50,6 +50,31 @@ async def test_a_commit_and_its_diffs_are_one_result_showing_the_best_hunk(
     assert "zstandard frame missing" in response.results[0].summary  # the hunk is the excerpt
 
 
+async def test_a_commit_is_covered_by_its_message_and_its_diffs_together(
+    settings: Settings, make_repo
+):
+    r: Repo = make_repo("unit-cover")
+    for i in range(12):  # enough rows for the words' weights to mean something
+        r.commit(f"Refactor part {i} of the parser", {f"parse{i}.py": f"x = {i}\n"})
+    # The message holds two of the question's words, its diff the other two.
+    whole = r.commit(
+        "Lower the flush interval",
+        {"queue/flush.py": "def drain(backlog):\n    # spool the backlog to disk\n    pass\n"},
+    )
+    # A sibling whose message alone holds three of them: without the unit it wins.
+    sibling = r.commit(
+        "Flush interval for the spool",
+        {"README.txt": "notes\n"},
+    )
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        response = await handlers.search(engine, "flush interval spool backlog", vector=False)
+    finally:
+        await cm.__aexit__(None, None, None)
+    refs = [res.ref for res in response.results]
+    assert refs.index(whole) < refs.index(sibling)
+
+
 async def test_a_doc_files_diff_does_not_stand_in_for_the_section_it_edited(
     settings: Settings, make_repo
 ):

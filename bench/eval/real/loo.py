@@ -153,6 +153,7 @@ VARIANTS: dict[str, Callable[[], list[Patch]]] = {
     "no-asked-fusion": lambda: [(f"{R}.lexical", "_asked_for", _nothing)],
     # coverage and its parts
     "no-coverage": lambda: [(f"{R}.lexical", "cover", _uncovered)],
+    "no-unit-cover": lambda: [(f"{R}.coverage", "UNITS", False)],
     # grouping: a commit's own changelog and doc diffs lend it their relevance
     "lend-prose": lambda: [(f"{R}.group", "_is_prose", lambda *_: False)],
     "diffs-0.7": lambda: [(f"{R}.search", "group_commits", _diffs_lend(0.7))],
