@@ -162,6 +162,9 @@ VARIANTS: dict[str, Callable[[], list[Patch]]] = {
     "fusion-5": lambda: _fusion(5),
     "fusion-20": lambda: _fusion(20),
     "fusion-60": lambda: _fusion(60),
+    # how many candidates the arms hand on
+    "candidates-50": lambda: [(f"{R}.search", "CANDIDATES", 50)],
+    "candidates-200": lambda: [(f"{R}.search", "CANDIDATES", 200)],
     "no-copies": lambda: [(f"{R}.search", "drop_copies", _same_async)],
     "no-follow": lambda: [(f"{R}.search", "follow", _same_async)],
     # a release question without a changelog: the version bump after its best commits
