@@ -109,6 +109,26 @@ def _fusion(k: int) -> list[Patch]:
     ]
 
 
+def _vector_weight(weight: float) -> list[Patch]:
+    """The vector arm's share of the fusion weighed ``weight`` times the word arm's."""
+    from nexusmem_core.retrieval import fuse
+
+    def fused(arms: Any, k: int) -> Any:
+        out = fuse.rrf(arms, k)
+        ranks = {c.id: r for r, c in enumerate(arms.get("vector", []), start=1)}
+        for c in out:
+            if c.id in ranks:
+                c.relevance += (weight - 1.0) / (k + ranks[c.id])
+        return sorted(out, key=lambda c: c.relevance, reverse=True)
+
+    def units(arms: Any, unit: Any, k: int) -> Any:
+        words = fuse.unit_relevance({"bm25": arms["bm25"]}, unit, k)
+        near = fuse.unit_relevance({"vector": arms["vector"]}, unit, k)
+        return {u: words.get(u, 0.0) + weight * near.get(u, 0.0) for u in {*words, *near}}
+
+    return [(f"{R}.search", "rrf", fused), (f"{R}.search", "unit_relevance", units)]
+
+
 def _diffs_lend(share: float) -> Callable[..., Any]:
     """group_commits with each code diff's relevance scaled by ``share`` before it lends it."""
     from nexusmem_core.retrieval import group
@@ -162,6 +182,9 @@ VARIANTS: dict[str, Callable[[], list[Patch]]] = {
     "fusion-5": lambda: _fusion(5),
     "fusion-20": lambda: _fusion(20),
     "fusion-60": lambda: _fusion(60),
+    "vector-0.5": lambda: _vector_weight(0.5),
+    "vector-1.5": lambda: _vector_weight(1.5),
+    "vector-2": lambda: _vector_weight(2.0),
     # how many candidates the arms hand on
     "candidates-50": lambda: [(f"{R}.search", "CANDIDATES", 50)],
     "candidates-200": lambda: [(f"{R}.search", "CANDIDATES", 200)],
