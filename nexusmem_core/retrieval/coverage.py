@@ -82,6 +82,7 @@ from ..collectors.changelog import is_changelog
 from ..store.db import Database
 from ..store.fts import Candidate, TermCounts, quote_term
 from ..store.wordtops import TOKENIZER, row_averages, varints
+from .group import unit_of
 
 __all__ = ["COVER_HITS", "POWER", "cover"]
 
@@ -258,8 +259,6 @@ def _spelled_together(
 def _units(candidates: list[Candidate]) -> dict[str, list[int]]:
     """The rows of each commit among ``candidates``: its message and its code diffs (a diff
     of a prose file lends its commit nothing, retrieval/group.py)."""
-    from .group import unit_of
-
     units: dict[str, list[int]] = {}
     for c in candidates:
         if (unit := unit_of(c)) is not None:
