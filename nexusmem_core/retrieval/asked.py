@@ -70,6 +70,7 @@ __all__ = [
     "asks_why",
     "is_release_section",
     "lift_commits",
+    "lift_explained",
     "lift_howto",
     "lift_reasons",
     "lift_releases",
@@ -188,6 +189,40 @@ def lift_reasons(candidates: list[C]) -> list[C]:
     Docopt?", "Design decisions", "Caveats"), lifted, the release sections put beside them
     (see :func:`_beside`); best first again."""
     return _lifted(_beside(candidates), _is_reason)
+
+
+EXPLAINED = 1.5  # the word arm's lift, for a why-question, of a commit whose message explains
+BODY_CHARS = 80  # a message this much longer than its subject explains something
+
+
+class _Ranked(Protocol):
+    """What lift_explained reads of a candidate of the word arm."""
+
+    kind: str
+    seq: int
+    relevance: float
+
+
+R = TypeVar("R", bound=_Ranked)
+
+
+def lift_explained(candidates: list[R], explaining: set[int]) -> list[R]:
+    """For a why-question, in the word arm's list: the commits whose message says more than
+    its subject (their ``seq`` in ``explaining``) lifted ``EXPLAINED`` times; best first again.
+
+    The reason for a change is written in a body, if anywhere: of several commits on one
+    topic, the one that explains is the answer to "why", and the subject-only sibling holding
+    the same words is not. The message's own match is lifted, before a commit's diffs join it
+    (group.py): a commit found by its diff alone is not lifted for a body that did not match.
+    Held out (issue 48, bench/eval/real/loo.py, eleven corpora): the lift chosen on ten
+    corpora (1.2, 1.5 or 2; a body past 20, 80 or 200 characters) was 1.5 past 80 for each of
+    the eleven; 0.715 -> 0.722 held out, +0.006 [-0.000, +0.013] on all 421 questions, +0.007
+    [-0.004, +0.019] on the five blind corpora, why-questions +0.036, no other kind moved.
+    Lifting the whole commit after grouping instead gained +0.004."""
+    for c in candidates:
+        if c.kind == "git_commit" and c.seq in explaining:
+            c.relevance *= EXPLAINED
+    return sorted(candidates, key=lambda c: c.relevance, reverse=True)
 
 
 def _beside(candidates: list[C]) -> list[C]:

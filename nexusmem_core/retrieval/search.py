@@ -2,7 +2,9 @@
 
     parse_query (query.py)       the text parsed once, into the Query every stage reads,
                                  in a worker thread (see ``parsed``)
-    lexical_candidates           BM25 (words.py), CJK trigrams, coverage (coverage.py)
+    lexical_candidates           BM25 (words.py), CJK trigrams, coverage (coverage.py);
+                                 for a why-question, the commits whose message explains
+                                 lifted (asked.lift_explained)
     semantic.nearest             the vector arm (semantic.py), at the same time; its rows
                                  become candidates (semantic.resolve) after both
     rrf (fuse.py)                the two arms fused by rank
@@ -26,6 +28,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -37,9 +40,10 @@ from ..chains import follow
 from ..errors import NexusMemError, UsageError
 from ..models import SearchResponse, SearchResult
 from ..registry import check_entry, distinct_names, load_registry
+from ..store.db import Database
 from ..store.fts import Candidate, load_bodies
 from . import semantic
-from .asked import lift_commits, lift_howto, lift_reasons, lift_releases
+from .asked import BODY_CHARS, lift_commits, lift_explained, lift_howto, lift_reasons, lift_releases
 from .copies import drop_copies
 from .fuse import PROJECT_RRF_K, rrf, unit_relevance
 from .group import group_commits, unit_of
@@ -140,6 +144,8 @@ async def ranked(
     db, pid, k = engine.db, engine.project_id, engine.config.retrieval.fusion_k
     docs = engine.config.sources.docs.extensions
     lexical, semantic, used = await _arms(engine, query, vector, as_of)
+    if query.why:  # the commit that explains, above the one that merely matches
+        lexical = lift_explained(lexical, await _explaining(db, lexical))
     candidates, units = lexical, None
     if semantic:  # BM25 alone keeps BM25's own relevance; two arms are fused by rank
         arms = {"bm25": lexical, "vector": semantic}
@@ -171,6 +177,19 @@ async def ranked(
     candidates = await follow(db, candidates, as_of)
     _capture(candidates, await _installed(engine))
     return candidates, used
+
+
+async def _explaining(db: Database, candidates: list[Candidate]) -> set[int]:
+    """The commits among ``candidates`` whose message says more than its subject."""
+    seqs = [c.seq for c in candidates if c.kind == "git_commit"]
+    if not seqs:
+        return set()
+    rows = await db.fetchall(
+        "select seq from nodes where seq in (select value from json_each(?)) "
+        "and length(body) > length(title) + ?",
+        (json.dumps(seqs), BODY_CHARS),
+    )
+    return {int(seq) for (seq,) in rows}
 
 
 async def _installed(engine: Engine) -> int | None:

@@ -75,6 +75,29 @@ async def test_a_commit_is_covered_by_its_message_and_its_diffs_together(
     assert refs.index(whole) < refs.index(sibling)
 
 
+async def test_a_why_question_finds_the_commit_that_explains_before_the_one_that_matches(
+    settings: Settings, make_repo
+):
+    r: Repo = make_repo("explains")
+    for i in range(12):  # enough rows for the words' weights to mean something
+        r.commit(f"Refactor part {i} of the parser", {f"parse{i}.py": f"x = {i}\n"})
+    explains = r.commit(
+        "Keep the flush interval above zero\n\nA zero interval made the writer spin on an "
+        "empty queue and pinned a core; the floor of one second keeps it asleep between "
+        "batches.",
+        {"flush.py": "FLOOR = 1\n"},
+    )
+    # A newer sibling whose subject alone holds more of the question's words.
+    matches = r.commit("Flush interval zero: tidy the interval check", {"check.py": "ok = 1\n"})
+    cm, engine, _ = await _synced(settings, r)
+    try:
+        asked = await handlers.search(engine, "why can't the flush interval be zero?", vector=False)
+    finally:
+        await cm.__aexit__(None, None, None)
+    refs = [res.ref for res in asked.results]
+    assert refs.index(explains) < refs.index(matches)
+
+
 async def test_a_doc_files_diff_does_not_stand_in_for_the_section_it_edited(
     settings: Settings, make_repo
 ):

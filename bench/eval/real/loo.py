@@ -173,6 +173,9 @@ VARIANTS: dict[str, Callable[[], list[Patch]]] = {
     "no-asked-fusion": lambda: [(f"{R}.lexical", "_asked_for", _nothing)],
     # coverage and its parts
     "no-coverage": lambda: [(f"{R}.lexical", "cover", _uncovered)],
+    "no-explained": lambda: [(f"{R}.asked", "EXPLAINED", 1.0)],
+    "explained-1.2": lambda: [(f"{R}.asked", "EXPLAINED", 1.2)],
+    "explained-2": lambda: [(f"{R}.asked", "EXPLAINED", 2.0)],
     "no-unit-cover": lambda: [(f"{R}.coverage", "UNITS", False)],
     # grouping: a commit's own changelog and doc diffs lend it their relevance
     "lend-prose": lambda: [(f"{R}.group", "_is_prose", lambda *_: False)],
