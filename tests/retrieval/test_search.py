@@ -50,52 +50,58 @@ async def test_a_commit_and_its_diffs_are_one_result_showing_the_best_hunk(
     assert "zstandard frame missing" in response.results[0].summary  # the hunk is the excerpt
 
 
-async def test_a_commit_is_covered_by_its_message_and_its_diffs_together(
-    settings: Settings, make_repo
-):
-    r: Repo = make_repo("unit-cover")
-    for i in range(12):  # enough rows for the words' weights to mean something
+async def _siblings_ranked(
+    settings: Settings, r: Repo, answer: tuple[str, dict[str, str]], sibling: str, question: str
+) -> tuple[int, int]:
+    """Twelve unrelated commits (enough rows for the words' weights to mean something), the
+    ``answer`` commit, then a newer ``sibling`` on the same topic; where the question ranks
+    the two."""
+    for i in range(12):
         r.commit(f"Refactor part {i} of the parser", {f"parse{i}.py": f"x = {i}\n"})
-    # The message holds two of the question's words, its diff the other two.
-    whole = r.commit(
-        "Lower the flush interval",
-        {"queue/flush.py": "def drain(backlog):\n    # spool the backlog to disk\n    pass\n"},
-    )
-    # A sibling whose message alone holds three of them: without the unit it wins.
-    sibling = r.commit(
-        "Flush interval for the spool",
-        {"README.txt": "notes\n"},
-    )
+    wanted = r.commit(*answer)
+    other = r.commit(sibling, {"notes.txt": "notes\n"})
     cm, engine, _ = await _synced(settings, r)
     try:
-        response = await handlers.search(engine, "flush interval spool backlog", vector=False)
+        response = await handlers.search(engine, question, vector=False)
     finally:
         await cm.__aexit__(None, None, None)
     refs = [res.ref for res in response.results]
-    assert refs.index(whole) < refs.index(sibling)
+    return refs.index(wanted), refs.index(other)
+
+
+async def test_a_commit_is_covered_by_its_message_and_its_diffs_together(
+    settings: Settings, make_repo
+):
+    # The message holds two of the question's words, its diff the other two; the sibling's
+    # message alone holds three of them: without the unit it wins.
+    drain = "def drain(backlog):\n    # spool the backlog to disk\n    pass\n"
+    answer = ("Lower the flush interval", {"queue/flush.py": drain})
+    wanted, sibling = await _siblings_ranked(
+        settings,
+        make_repo("unit-cover"),
+        answer,
+        "Flush interval for the spool",
+        "flush interval spool backlog",
+    )
+    assert wanted < sibling
 
 
 async def test_a_why_question_finds_the_commit_that_explains_before_the_one_that_matches(
     settings: Settings, make_repo
 ):
-    r: Repo = make_repo("explains")
-    for i in range(12):  # enough rows for the words' weights to mean something
-        r.commit(f"Refactor part {i} of the parser", {f"parse{i}.py": f"x = {i}\n"})
-    explains = r.commit(
+    message = (
         "Keep the flush interval above zero\n\nA zero interval made the writer spin on an "
-        "empty queue and pinned a core; the floor of one second keeps it asleep between "
-        "batches.",
-        {"flush.py": "FLOOR = 1\n"},
+        "empty queue and pinned a core; the floor of one second keeps it asleep between batches."
     )
-    # A newer sibling whose subject alone holds more of the question's words.
-    matches = r.commit("Flush interval zero: tidy the interval check", {"check.py": "ok = 1\n"})
-    cm, engine, _ = await _synced(settings, r)
-    try:
-        asked = await handlers.search(engine, "why can't the flush interval be zero?", vector=False)
-    finally:
-        await cm.__aexit__(None, None, None)
-    refs = [res.ref for res in asked.results]
-    assert refs.index(explains) < refs.index(matches)
+    # The newer sibling's subject alone holds more of the question's words.
+    wanted, sibling = await _siblings_ranked(
+        settings,
+        make_repo("explains"),
+        (message, {"flush.py": "FLOOR = 1\n"}),
+        "Flush interval zero: tidy the interval check",
+        "why can't the flush interval be zero?",
+    )
+    assert wanted < sibling
 
 
 async def test_a_doc_files_diff_does_not_stand_in_for_the_section_it_edited(
