@@ -1,7 +1,13 @@
 """Ranking changes judged the way issue 48 asks: held out, beside in sample, with their noise.
 
     .venv/bin/python bench/eval/real/loo.py [--variants default no-pairs ...] [--repo ...]
-                                            [--hybrid] [--json bench/out/real/loo.json]
+                                            [--hybrid | --both] [--json bench/out/real/loo.json]
+                                            [--report]
+
+``--hybrid`` scores the default with both arms beside the BM25 variants; ``--both`` runs the
+variants themselves with both arms (the fusion constant and the vector arm's weight are
+variants there); ``--report`` prints the saved ``--json`` again. Both need the vectors that
+``run.py --mode both`` makes (the model at ``OLLAMA_HOST``).
 
 Every variant is the engine with one stage switched off, one added, or one constant moved:
 ``VARIANTS`` lists them, each as the module attributes it sets for its run (in process, on the
