@@ -150,7 +150,9 @@ class _Candidate(Protocol):
     parses queries with this package, is not imported back)."""
 
     kind: str
+    seq: int
     score: float
+    relevance: float
 
     @property
     def meta(self) -> dict[str, Any]: ...  # read-only: a Candidate decodes it when asked
@@ -199,18 +201,7 @@ EXPLAINED = 1.5  # the word arm's lift, for a why-question, of a commit whose me
 BODY_CHARS = 80  # a message this much longer than its subject explains something
 
 
-class _Ranked(Protocol):
-    """What lift_explained reads of a candidate of the word arm."""
-
-    kind: str
-    seq: int
-    relevance: float
-
-
-R = TypeVar("R", bound=_Ranked)
-
-
-def lift_explained(candidates: list[R], explaining: set[int]) -> list[R]:
+def lift_explained(candidates: list[C], explaining: set[int]) -> list[C]:
     """For a why-question, in the word arm's list: the commits whose message says more than
     its subject (their ``seq`` in ``explaining``) lifted ``EXPLAINED`` times; best first again.
 
