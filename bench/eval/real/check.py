@@ -178,11 +178,14 @@ def _shares(queries: list[dict], outside: bool = False) -> list[str]:
         return ["no queries"]
     floor = 0.15 * len(queries)
     kinds = Counter(q.get("kind") for q in queries)
-    floors = {k: (min(floor, 2) if outside and k == "revert" else floor) for k in KINDS}
+    # An outside-style set may hold as few reverts as its history has: two at least.
+    floors = {k: (floor, "15%") for k in KINDS}
+    if outside:
+        floors["revert"] = (min(floor, 2), "2")
     notes = [
-        f"kind {k!r}: {kinds[k]} of {len(queries)} (< {'2' if floors[k] == 2 else '15%'})"
-        for k in KINDS
-        if kinds[k] < floors[k]
+        f"kind {k!r}: {kinds[k]} of {len(queries)} (< {label})"
+        for k, (least, label) in floors.items()
+        if kinds[k] < least
     ]
     agent = [q for q in queries if q.get("agent")]
     if len(agent) < floor:
