@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 
 import pytest
 
@@ -16,6 +15,8 @@ from nexusmem_core.textguard import (
     one_line,
     terminal,
 )
+
+from .growth import costs
 
 
 @pytest.mark.parametrize(
@@ -113,15 +114,11 @@ HOSTILE = [
 
 @pytest.mark.parametrize("piece", HOSTILE)
 def test_each_guard_takes_time_linear_in_its_text(piece: str):
-    def cost(repeats: int) -> float:
-        text = piece * repeats
-        start = time.process_time()
+    def guard(text: str) -> None:
         terminal(text)
         body_lines(text)
         code_span(text)
-        return time.process_time() - start
 
-    cost(200)  # warm up
-    small, large = min(cost(2_000) for _ in range(3)), min(cost(8_000) for _ in range(3))
+    small, large = costs(guard, piece * 2_000, piece * 8_000, limit=9)
     # 4x the text: about 4x the time when linear, 16x when quadratic.
     assert large < small * 9

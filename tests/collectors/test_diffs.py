@@ -4,7 +4,6 @@ split into commits, so a huge file or commit is never held whole."""
 from __future__ import annotations
 
 import re
-import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +17,7 @@ from nexusmem_core.collectors.git import MARK
 from nexusmem_core.config import ProjectConfig
 
 from ..conftest import Repo
+from ..growth import costs
 
 LIMIT = ProjectConfig().limits.max_body_chars
 
@@ -121,19 +121,16 @@ def test_cutting_takes_time_linear_in_the_files_of_a_chunk():
     """One chunk holding many files' patches: each separator is found once (searching again
     for the next MARK at every file was quadratic)."""
 
-    def cost(files: int) -> float:
-        block = b"diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
-        header = MARK + b"a" * 40 + b"\x00\x001\x00me\x00subject\x00\n"
-        data = header + b"\n".join([block] * files)
-        started = time.process_time()
-        for _ in range(3):
-            cap = PatchCap(LIMIT)
-            cap.feed(data)
-            cap.feed(b"", final=True)
-        return time.process_time() - started
+    def cut(data: bytes) -> None:
+        cap = PatchCap(LIMIT)
+        cap.feed(data)
+        cap.feed(b"", final=True)
 
-    cost(2000)  # warm
-    small, large = cost(5_000), cost(20_000)
+    block = b"diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
+    header = MARK + b"a" * 40 + b"\x00\x001\x00me\x00subject\x00\n"
+    small, large = costs(
+        cut, header + b"\n".join([block] * 5_000), header + b"\n".join([block] * 20_000), limit=8
+    )
     assert large < small * 8, (small, large)  # 4x the files: 4x the time, not 16x
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import random
 import string
-import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -34,6 +33,7 @@ from nexusmem_core.retrieval.words import all_of, word_candidates
 from nexusmem_core.store import wordtops
 from nexusmem_core.store.fts import bm25_candidates, cjk_candidates, term_counts
 
+from ..growth import costs
 from .bounds import PROJECT, Store, Target, mutated, repeated, within
 
 _FRAGMENTS = [
@@ -172,24 +172,18 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "distinct words": _distinct,
 }
 SIZE = 25_000  # characters: the smaller of the two lengths; the larger is four times it
-REPEATS = 3
 
 
-def _cost(text: str) -> float:
-    """The least CPU time, of a few runs, of what a search does with a question's text."""
-    best = float("inf")
-    for _ in range(REPEATS):
-        start = time.process_time()
-        parse_query(text)
-        echo_query(text, 2000)
-        best = min(best, time.process_time() - start)
-    return best
+def _cost(text: str) -> None:
+    """What a search does with a question's text."""
+    parse_query(text)
+    echo_query(text, 2000)
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_parsing_a_question_takes_time_linear_in_its_length(shape: str) -> None:
     make = SHAPES[shape]
     with within():  # a step that hangs fails here instead of stalling the suite
-        small, large = _cost(make(SIZE)), _cost(make(4 * SIZE))
+        small, large = costs(_cost, make(SIZE), make(4 * SIZE), limit=8, floor=0.002)
     # Linear is 4x, quadratic 16x; the floor keeps a step too quick to time out of the ratio.
     assert large <= 8 * max(small, 0.002), f"{shape}: {small:.4f} s -> {large:.4f} s at 4x"

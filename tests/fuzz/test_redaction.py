@@ -5,9 +5,7 @@ pattern is a hang of the hook or the sync) and must catch every secret of a know
 
 from __future__ import annotations
 
-import gc
 import string
-import time
 
 import pytest
 from hypothesis import example, given, settings
@@ -15,6 +13,7 @@ from hypothesis import strategies as st
 
 from nexusmem_core.redact import PLACEHOLDER, RULES, redact, redact_count
 
+from ..growth import costs
 from .bounds import Target, mutated, repeated, within
 
 # The pieces secrets and their contexts are made of: each rule's triggers and slices of its
@@ -158,19 +157,6 @@ _GROWTH = 8
 _SIZE = 32_768
 
 
-def _cpu(small: str, large: str, rounds: int) -> tuple[float, float]:
-    """The least CPU time of ``rounds`` redactions of each text, taken in turn so that a busy
-    spell on the machine (the other test worker, CI's neighbours) falls on both, not on one: noise
-    only ever adds, and a ratio of two minimums taken apart in time compares two machines."""
-    best = [float("inf"), float("inf")]
-    for _ in range(rounds):
-        for index, text in enumerate((small, large)):
-            start = time.process_time()
-            redact(text)
-            best[index] = min(best[index], time.process_time() - start)
-    return best[0], best[1]
-
-
 def _sized(unit: str, size: int) -> str:
     return (unit * (size // len(unit) + 1))[:size]
 
@@ -179,15 +165,7 @@ def _sized(unit: str, size: int) -> str:
 def test_redaction_cost_grows_linearly_with_the_text(unit: str) -> None:
     # Four times the text, in one process, against the same shape: a pattern backtracking over
     # a long token, or a scan per occurrence of a literal, costs sixteen times as much.
-    redact(_sized(unit, 1000))  # compiles the patterns this shape reaches
-    texts = _sized(unit, _SIZE), _sized(unit, 4 * _SIZE)
-    gc.disable()
-    try:
-        small, large = _cpu(*texts, rounds=2)
-        if large > _GROWTH * small:  # it may have been a busy spell: measure both again, longer
-            small, large = _cpu(*texts, rounds=5)
-    finally:
-        gc.enable()
+    small, large = costs(redact, _sized(unit, _SIZE), _sized(unit, 4 * _SIZE), limit=_GROWTH)
     assert large <= _GROWTH * small, f"{large / small:.1f} times the cost for 4 times the text"
 
 
