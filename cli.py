@@ -267,12 +267,12 @@ async def cmd_query(settings: Settings, args: argparse.Namespace) -> int:
     text = " ".join(args.text)
     if args.all_projects:
         response = await handlers.search_all(
-            settings, text, args.budget, not args.no_vector, args.as_of
+            settings, text, args.budget, not args.no_vector, args.as_of, author=args.author
         )
     else:
         async with _engine(settings, args, read_only=True) as engine:
             response = await handlers.search(
-                engine, text, args.budget, not args.no_vector, args.as_of
+                engine, text, args.budget, not args.no_vector, args.as_of, author=args.author
             )
     if args.json:
         _print_json(response.to_dict())
@@ -870,6 +870,12 @@ def _memory_commands(
         "--as-of",
         metavar="DATE",
         help="read memory as it was then: only what was recorded by DATE (YYYY-MM-DD[THH:MM])",
+    )
+    p.add_argument(
+        "--author",
+        metavar="WHO",
+        help="only what WHO ran or wrote: you (at a prompt), claude-code, codex, gemini-cli, "
+        "cursor or opencode",
     )
     p.set_defaults(func=cmd_query)
 

@@ -143,6 +143,14 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
                 "only what had been recorded by then."
             ),
         ] = None,
+        author: Annotated[
+            str | None,
+            Field(
+                description="Only what this author ran or wrote: 'you' (commands typed at a "
+                "prompt), or a coding agent: 'claude-code', 'codex', 'gemini-cli', 'cursor', "
+                "'opencode'."
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, SearchResponse]:
         """Search this repository's memory: commits, the patch of each changed file, doc
         sections and the shell commands run here with their exit codes, ranked by relevance,
@@ -159,11 +167,11 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         with a backslash, a tag-like "<" written "&lt;")."""
         if all_projects:
             response = await handlers.search_all(
-                settings, query, budget, vector, as_of, within=inside_roots(roots)
+                settings, query, budget, vector, as_of, within=inside_roots(roots), author=author
             )
         else:
             engine = await _engine(ctx, roots, project_root)
-            response = await handlers.search(engine, query, budget, vector, as_of)
+            response = await handlers.search(engine, query, budget, vector, as_of, author=author)
         return _text(render_search(response), response.to_dict())
 
     @server.tool(annotations=WRITES)

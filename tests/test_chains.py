@@ -52,8 +52,8 @@ def test_a_failure_is_linked_to_the_first_later_passing_run_and_shown_with_it(
     assert sync(repo, "--link-failures")["linked_retry"] == 0  # idempotent
 
     found = titles(query(repo, "why did npm whoami fail"))
-    failed = "shell: npm whoami  (exit 1)"
-    fix = ("shell: npm whoami  (exit 0)", "retry")
+    failed = "you: npm whoami  (exit 1)"
+    fix = ("you: npm whoami  (exit 0)", "retry")
     assert found[0] == (failed, None) and found[1] == fix
     text = run_cli("query", "-C", str(repo.path), "why did npm whoami fail").stdout
     assert "(exit 0)  -- linked as the fix (the same command passed)" in text
@@ -102,8 +102,8 @@ def test_an_agent_failure_takes_its_exit_code_from_the_shell_hook_or_stays_unkno
         hooklog.append(home, record, AGENT_LOG)
     assert sync(repo)["agent"] == 2
     found = {r["title"] for r in query(repo, "cargo")["results"]}
-    assert "shell: cargo build  (exit 101)" in found
-    assert "shell: cargo test  (exit unknown)" in found  # never an invented 1
+    assert "claude-code: cargo build  (exit 101)" in found
+    assert "claude-code: cargo test  (exit unknown)" in found  # never an invented 1
 
 
 async def test_a_discussion_that_names_every_significant_word_is_linked(

@@ -47,7 +47,7 @@ async def test_hook_commands_inside_the_repository_are_remembered(
     assert report.shell_mode == "hook" and report.shell == 2
     response = await handlers.search(engine, "why did the upload test fail")
     top = next(r for r in response.results if r.kind == "shell_command")
-    assert top.title == "shell: pytest tests/test_upload.py  (exit 1)"
+    assert top.title == "you: pytest tests/test_upload.py  (exit 1)"
     node = await handlers.get_node(engine, top.id)
     assert node["meta"]["exit"] == 1 and node["meta"]["cwd"].endswith("src")
     bodies = [b for (b,) in await engine.db.fetchall("select body from nodes")]
@@ -142,7 +142,7 @@ def test_scan_shell_previews_without_writing(repo: Repo, home: Path):
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     assert [r["kind"] for r in rows] == ["shell_command"]
-    assert rows[0]["title"] == "shell: docker build -t app .  (exit 1)"
+    assert rows[0]["title"] == "you: docker build -t app .  (exit 1)"
     assert not (repo.path / ".nexusmem").exists()
 
 

@@ -115,7 +115,7 @@ async def test_a_failed_command_keeps_its_word_rank_where_its_vector_says_less(
         await handlers.sync(engine)
         response = await handlers.search(engine, "the worker image would not build")
     assert response.vector == "used"
-    assert response.results[0].title == "shell: make worker-image  (exit 2)"
+    assert response.results[0].title == "you: make worker-image  (exit 2)"
 
 
 def cand(name: str) -> Candidate:

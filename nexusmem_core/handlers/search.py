@@ -27,12 +27,14 @@ async def search(
     vector: bool = True,
     as_of: str | None = None,
     now: float | None = None,
+    author: str | None = None,
 ) -> SearchResponse:
     """Rank this repository's memory against ``query`` and pack the best into ``budget``.
 
     ``vector=False`` forces BM25 alone; otherwise the vector arm joins when it can. ``as_of``
     (a date) reads memory as it was then: only nodes recorded at or before it. ``now`` is the
-    moment recency is measured from (the clock by default). The pipeline is
+    moment recency is measured from (the clock by default). ``author`` (``you``, or an agent:
+    ``claude-code``, ``codex``, ...) keeps what that author ran or wrote. The pipeline is
     ``retrieval/search.py``. A question past the caps of ``retrieval.query.bound_question`` is
     cut, and the response's ``cut`` says so.
     """
@@ -40,7 +42,7 @@ async def search(
     from ..retrieval.search import search as run_search
 
     text, cut = bound_question(query)
-    response = await run_search(engine, text, budget, vector, as_of, now)
+    response = await run_search(engine, text, budget, vector, as_of, now, author)
     response.cut = cut
     return response
 
@@ -53,6 +55,7 @@ async def search_all(
     as_of: str | None = None,
     now: float | None = None,
     within: Callable[[Path], Awaitable[bool]] | None = None,
+    author: str | None = None,
 ) -> SearchResponse:
     """Search every registered repository, each project's list fused by rank; with
     ``within``, only the projects whose root it allows (the MCP client's roots). A question is
@@ -61,7 +64,7 @@ async def search_all(
     from ..retrieval.search import search_all as run_search_all
 
     text, cut = bound_question(query)
-    response = await run_search_all(settings, text, budget, vector, as_of, now, within)
+    response = await run_search_all(settings, text, budget, vector, as_of, now, within, author)
     response.cut = cut
     return response
 

@@ -19,6 +19,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from ..collectors.agent import AGENTS, SHELL_AUTHOR
 from ..models import Node, SearchResult
 from ..render import QUERY_HEADER, format_date, render_entry
 from ..store.fts import Candidate
@@ -165,13 +166,24 @@ class _Titled(Protocol):
 
 def display_title(c: _Titled) -> str:
     """A diff is shown with its commit's subject (stored, not indexed, in meta); a command with
-    its exit code, or the admission that it is not known."""
+    who ran it and its exit code, or the admission that it is not known."""
     if c.kind == "file_diff" and c.meta.get("subject"):
         return f"{c.title} — {c.meta['subject']}"
     if c.kind == "shell_command":
         code = c.meta.get("exit")
-        return f"shell: {c.title}  (exit {code if code is not None else 'unknown'})"
+        return (
+            f"{command_author(c.meta)}: {c.title}  (exit {code if code is not None else 'unknown'})"
+        )
     return c.title
+
+
+def command_author(meta: dict[str, Any]) -> str:
+    """Who ran a command: the agent its node names, else ``you`` (typed at a prompt). An agent's
+    command recorded before nodes named their author was Claude Code's, the one agent then."""
+    author = meta.get("author")
+    if isinstance(author, str) and author:
+        return author
+    return AGENTS["claude"] if meta.get("captured") == "agent" else SHELL_AUTHOR
 
 
 def preview_row(n: Node) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from ..store.db import Database
 from ..store.fts import Candidate, load_bodies
 from . import semantic
 from .asked import BODY_CHARS, lift_commits, lift_explained, lift_howto, lift_reasons, lift_releases
+from .authored import authored, authored_candidates, sources_of
 from .copies import drop_copies
 from .fuse import PROJECT_RRF_K, rrf, unit_relevance
 from .group import group_commits, unit_of
@@ -107,11 +108,16 @@ async def parsed(text: str) -> Query:
 
 
 async def _arms(
-    engine: Engine, query: Query, vector: bool, as_of: int | None
+    engine: Engine, query: Query, vector: bool, as_of: int | None, author: list[str] | None
 ) -> tuple[list[Candidate], list[Candidate], str]:
     """Both arms' candidates, run at once: the vector arm waits on Ollama, then scans on a
-    second core, while the word arm runs."""
-    words = lexical_candidates(engine.db, engine.project_id, query, CANDIDATES, as_of)
+    second core, while the word arm runs. With ``author`` (its sources' patterns), the word arm
+    ranks that author's nodes only (authored.py)."""
+    db, pid = engine.db, engine.project_id
+    if author is None:
+        words = lexical_candidates(db, pid, query, CANDIDATES, as_of)
+    else:
+        words = authored_candidates(db, pid, query.terms, author, CANDIDATES, as_of)
     if not vector:
         return await words, [], "off"
     off = await semantic.unavailable(engine)  # before the word arm starts on this connection
@@ -128,7 +134,8 @@ async def _arms(
         raise near
     hits, used, model = near
     # The nearest rows' nodes are read after both arms, on the word arm's connection.
-    return lexical, await semantic.resolve(engine, hits, model, CANDIDATES, as_of), used
+    nearest = await semantic.resolve(engine, hits, model, CANDIDATES, as_of)
+    return lexical, nearest if author is None else await authored(db, nearest, author), used
 
 
 async def ranked(
@@ -137,13 +144,15 @@ async def ranked(
     vector: bool,
     as_of: int | None = None,
     now: float | None = None,
+    author: list[str] | None = None,
 ) -> tuple[list[Candidate], str]:
     """One project's candidates through every stage up to packing, best first, and what
     became of the vector arm. ``as_of`` keeps only what was recorded by then, on both arms;
-    ``now`` is the moment recency is measured from (the clock by default)."""
+    ``now`` is the moment recency is measured from (the clock by default); ``author`` (the
+    patterns of ``authored.sources_of``) keeps one author's nodes, and the fixes after them."""
     db, pid, k = engine.db, engine.project_id, engine.config.retrieval.fusion_k
     docs = engine.config.sources.docs.extensions
-    lexical, semantic, used = await _arms(engine, query, vector, as_of)
+    lexical, semantic, used = await _arms(engine, query, vector, as_of, author)
     if query.why:  # the commit that explains, above the one that merely matches
         lexical = lift_explained(lexical, await _explaining(db, lexical))
     candidates, units = lexical, None
@@ -175,6 +184,8 @@ async def ranked(
         candidates = lift_reasons(candidates)
     candidates = await pair_reverts(db, candidates, as_of, query.undone)
     candidates = await follow(db, candidates, as_of)
+    if author is not None:  # what the stages brought in beside them (a commit's diffs, a pair)
+        candidates = await authored(db, candidates, author)
     _capture(candidates, await _installed(engine))
     return candidates, used
 
@@ -244,13 +255,16 @@ async def search(
     vector: bool = True,
     as_of: str | None = None,
     now: float | None = None,
+    author: str | None = None,
 ) -> SearchResponse:
-    """Rank this repository's memory against ``text`` and pack the best into ``budget``."""
+    """Rank this repository's memory against ``text`` and pack the best into ``budget``;
+    with ``author``, only what that author ran or wrote (authored.py)."""
     check_query(text, budget)
     moment = parse_as_of(as_of)
+    patterns = None if author is None else sources_of(author)
     budget = budget or engine.config.retrieval.budget
     query = await parsed(text)
-    candidates, used = await ranked(engine, query, vector, moment, now)
+    candidates, used = await ranked(engine, query, vector, moment, now, patterns)
     names = {engine.project_id: engine.repo.name}
     echo = echo_query(text, budget)  # the header's tokens come out of the budget first
     cap = engine.config.retrieval.sibling_cap
@@ -278,6 +292,7 @@ async def search_all(
     as_of: str | None = None,
     now: float | None = None,
     within: Callable[[Path], Awaitable[bool]] | None = None,
+    author: str | None = None,
 ) -> SearchResponse:
     """Search every registered repository (those ``within`` allows, when given); fuse them
     by rank within each project.
@@ -290,6 +305,7 @@ async def search_all(
 
     check_query(text, budget)
     moment = parse_as_of(as_of)
+    patterns = None if author is None else sources_of(author)
     budget = budget or 2000
     query = await parsed(text)
     fused: list[Candidate] = []
@@ -308,7 +324,7 @@ async def search_all(
             async with open_engine(settings, Path(entry.root), read_only=True) as engine:
                 named[engine.project_id] = (engine.repo.name, str(engine.repo.root))
                 # Chains come from the database of the project that found them.
-                best, _ = await ranked(engine, query, vector, moment, now)
+                best, _ = await ranked(engine, query, vector, moment, now, patterns)
                 best = best[: CANDIDATES + 20]
                 await _with_bodies(engine, best)
         except NexusMemError as err:

@@ -229,7 +229,7 @@ async def test_a_failure_found_by_search_brings_its_fix(server, repo: Repo, home
         )
         status = await client.call_tool("get_status", {"project_root": str(repo.path)})
     first, second = result.structured_content["results"][:2]
-    assert first["title"] == "shell: npm whoami  (exit 1)" and first["link"] is None
+    assert first["title"] == "you: npm whoami  (exit 1)" and first["link"] is None
     assert (second["link"], second["fix_for"]) == ("retry", first["id"])
     assert "(exit 0)  -- linked as the fix" in result.content[0].text
     assert status.structured_content["chains"]["retry"] == 1

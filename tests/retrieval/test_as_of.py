@@ -86,7 +86,7 @@ def test_events_after_set_up_are_post_install_and_undated_ones_unknown(repo: Rep
     assert run_cli("sync", "-q", "--no-embed", "-C", str(repo.path)).returncode == 0
     out = run_cli("query", "--json", "-C", str(repo.path), "upload retry")
     tags = {r["title"]: r["capture"] for r in json.loads(out.stdout)["results"]}
-    assert tags["shell: make upload-retry  (exit 2)"] == "post-install"
+    assert tags["you: make upload-retry  (exit 2)"] == "post-install"
     with sqlite3.connect(repo.path / ".nexusmem" / "memory.db") as conn:
         conn.execute("update nodes set ts = null where title like 'feat:%'")
     out = run_cli("query", "--json", "-C", str(repo.path), "retry loop")
