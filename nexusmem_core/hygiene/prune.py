@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..collectors.agent import AGENTS
 from ..engine import Engine
 from ..errors import UsageError
 from ..store import audit
@@ -32,8 +33,14 @@ KNOWN_SOURCES = (
     "shell:fish",
     "shell:pwsh",
     "agent:claude",
+    "agent:codex",
+    "agent:gemini",
+    "agent:cursor",
+    "agent:opencode",
     "conversation:claude",
     "conversation:codex",
+    "conversation:gemini",
+    "conversation:opencode",
     "session",
     "github",
 )
@@ -48,7 +55,8 @@ _CURSORS = {
     "shell:zsh": "shell:zsh:read",
     "shell:fish": "shell:fish:read",
     "shell:pwsh": "shell:pwsh:read",
-    "agent:claude": "agent:claude",
+    # Every agent's hook writes the one agent log; its cursor kept the first agent's name.
+    **{f"agent:{name}": "agent:claude" for name in AGENTS},
     "github": "github:since",  # issues and pull requests: read again from the oldest change
 }
 _CONFIG = ".nexusmem/config.json"
@@ -65,10 +73,11 @@ def keep_out(source: str) -> str:
         )
     if source.startswith("shell:"):
         return f"set sources.shell.scrape (or sources.shell.enabled) to false in {_CONFIG}"
-    if source == "agent:claude":
+    if source.startswith("agent:"):
+        agent = source.partition(":")[2]
         return (
-            f"set sources.agent.enabled to false in {_CONFIG}; `nexusmem agent remove` stops "
-            "the recording"
+            f"set sources.agent.enabled to false in {_CONFIG}; `nexusmem agent remove --agent "
+            f"{agent}` stops the recording"
         )
     if source.startswith("conversation:"):
         agent = source.partition(":")[2]

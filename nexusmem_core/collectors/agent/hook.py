@@ -1,4 +1,7 @@
-"""The file Claude Code runs for each hook event: ``<python> -S -P <this file>``.
+"""The file a coding agent runs for each hook event: ``<python> -S -P <this file> <agent>``.
+
+``<agent>`` is a key of ``AGENTS`` (claude, codex, gemini, cursor, opencode); none means
+claude, as installs before the other agents wrote it.
 
 ``nexusmem agent install`` writes that command with absolute paths, so it runs this copy of
 NexusMem with this interpreter whatever the agent's environment. ``-S`` skips site-packages

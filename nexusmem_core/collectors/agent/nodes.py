@@ -1,8 +1,9 @@
 """Commands a coding agent ran, as nodes beside the ones typed at a prompt.
 
 They are ``shell_command`` nodes like the shell hook's, so they rank, link and warn the same
-way; ``source`` says who ran them. An agent's failure carries no exit code unless Claude
-Code's message gave one: the body says "exit code unknown" rather than invent 1.
+way; ``source`` (``agent:<name>``) and ``meta["author"]`` say which agent ran them. A
+failure carries no exit code unless the agent gave one: the body says "exit code unknown"
+rather than invent 1.
 """
 
 from __future__ import annotations
@@ -12,10 +13,26 @@ from typing import Any
 from ...models import Node
 from ...redact import redact, redact_cut
 from ..shell.nodes import _relative, _title, command_signal
+from . import AGENTS, author_of
 
-__all__ = ["SOURCE", "agent_node"]
+__all__ = ["SOURCE", "agent_node", "source_of"]
 
-SOURCE = "agent:claude"
+SOURCE = "agent:claude"  # Claude Code's, and that of records older than the ``agent`` field
+
+
+def source_of(record: dict[str, Any]) -> str:
+    """``agent:<name>`` of the agent that wrote ``record``; Claude Code's for an old record
+    or an agent this NexusMem does not know."""
+    agent = record.get("agent")
+    return f"agent:{agent}" if isinstance(agent, str) and agent in AGENTS else SOURCE
+
+
+def _label(source: str) -> str:
+    """The agent's name as people know it, from its adapter's ``LABEL``."""
+    from .payload import adapter
+
+    label: str = adapter(source.partition(":")[2]).LABEL
+    return label
 
 
 def _outcome(outcome: str | None, exit_code: int | None) -> str:
@@ -42,12 +59,13 @@ def agent_node(
     outcome = record.get("outcome") if isinstance(record.get("outcome"), str) else None
     edited = [p for p in record.get("edited") or [] if isinstance(p, str)]
     error = record.get("error") if isinstance(record.get("error"), str) else None
+    source = source_of(record)
     facts = {
         "outcome": _outcome(outcome, exit_code),
         "changed before this ran": ", ".join(edited) or None,
         "error": redact(error).replace("\n", " / ") if error else None,
         "cwd": _relative(record.get("cwd"), root),
-        "ran by": "the coding agent (Claude Code)",
+        "ran by": f"the coding agent ({_label(source)})",
     }
     lines = [command, ""] + [f"{k}: {v}" for k, v in facts.items() if v not in (None, "")]
     # For the prior, a failure whose code is unknown weighs as a failure.
@@ -58,7 +76,7 @@ def agent_node(
     return Node(
         project_id=project_id,
         kind="shell_command",
-        source=SOURCE,
+        source=source,
         ref=str(record["id"]),
         title=_title(command),
         body="\n".join(lines),
@@ -75,6 +93,7 @@ def agent_node(
             "cmd_hash": record.get("cmd_hash"),
             "edited": edited,
             "captured": "agent",
+            "author": author_of(source),
             "at": ts if isinstance(ts, int | float) else None,  # to the millisecond: order
         },
     )

@@ -1,22 +1,24 @@
-"""What the Claude Code hook does with each event.
+"""What the coding-agent hook does with each event, whichever agent sent it.
 
-* ``PostToolUse`` / ``PostToolUseFailure`` of Bash: append the command (redacted), its
+``hook.py <agent>`` reads the payload with that agent's adapter (``adapters/<agent>.py``)
+into one of four canonical events, and answers in that agent's own format:
+
+* ``PostToolUse`` / ``PostToolUseFailure`` of a shell command: append the command (redacted), its
   outcome, and the files edited since the session's last command to the agent log; after a
   failure, recall what the memory knows about that command.
 * ``PostToolUse`` of an edit tool: remember the path (never the content) for the next command.
-* ``PreToolUse`` of Bash: if this exact command failed here before, one short note.
+* ``PreToolUse`` of a shell command: if this exact command failed here before, one short note.
 * ``SessionStart``: start a background ``sync --auto`` and give a digest of recent failures.
 
 Notes are rationed (one per command and five per session) and silence is the default. The
 hook never blocks a tool, never prints on capture, and exits 0: a broken NexusMem must
 look exactly like no NexusMem. The one exception is a log it cannot write (a full disk, a
-read-only home): every command would be lost unseen, so it says so in one line, exit 1 (Claude
-Code shows that to the user and carries on). Standard library plus our own light modules only.
+read-only home): every command would be lost unseen, so it says so in one line, exit 1 (the
+agents show that to the user and carry on). Standard library plus our own light modules only.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -29,6 +31,7 @@ from .payload import (
     MAX_PAYLOAD,
     AgentEvent,
     Dropped,
+    adapter,
     error_excerpt,
     normalize,
     parse,
@@ -45,12 +48,14 @@ __all__ = ["handle", "main"]
 MAX_COMMAND = 64 * 1024
 
 
-def main() -> int:
-    """Read one payload from stdin, act on it, print at most one JSON answer. Exit 0, but
-    1 with one line on stderr when the log cannot be written."""
+def main(argv: list[str] | None = None) -> int:
+    """Read one payload of the agent named in ``argv`` (Claude Code when none) from stdin,
+    act on it, print at most one answer. Exit 0, but 1 with one line on stderr when the log
+    cannot be written."""
+    argv = sys.argv[1:] if argv is None else argv
     try:
         data = sys.stdin.buffer.read(MAX_PAYLOAD + 1)
-        answer = handle(data, home_dir(), time.time())
+        answer = handle(data, home_dir(), time.time(), argv[0] if argv else "claude")
         if answer:
             sys.stdout.write(answer)
             sys.stdout.flush()
@@ -61,9 +66,10 @@ def main() -> int:
     return 0
 
 
-def handle(data: bytes, home: str, now: float) -> str | None:
-    """The hook's whole behaviour for one payload: its stdout, or None for silence."""
-    event = parse(data)
+def handle(data: bytes, home: str, now: float, agent: str = "claude") -> str | None:
+    """The hook's whole behaviour for one payload of ``agent``: its stdout, or None for
+    silence. An agent not in ``AGENTS`` raises ValueError (main() stays silent)."""
+    event = parse(data, agent)
     if isinstance(event, Dropped):
         count_drop(home, event.reason)
         return None
@@ -83,10 +89,13 @@ def handle(data: bytes, home: str, now: float) -> str | None:
     digest = command_hash(home, text)
     if event.event != "PreToolUse":
         _settle_outcome(event, text, hid_status)
+    notes = adapter(event.agent).NOTES  # where the agent cannot take a note, none is spent
     if event.event == "PreToolUse":
+        if "PreToolUse" not in notes:
+            return None
         return _recall(event, (root, top), home, now, text, digest, exclude=None)
     record = _capture(event, home, now, text, digest)
-    if record["outcome"] == "failed":
+    if record["outcome"] == "failed" and "PostToolUseFailure" in notes:
         return _recall(event, (root, top), home, now, text, digest, exclude=record["id"])
     return None
 
@@ -128,8 +137,8 @@ def _capture(event: AgentEvent, home: str, now: float, text: str, digest: str) -
     record = {
         "v": 1,
         "id": event.tool_use_id or os.urandom(12).hex(),
-        "shell": "claude-code",
-        "agent": "claude",
+        "shell": event.agent,
+        "agent": event.agent,
         "session": event.session[:64],
         "tool_use_id": event.tool_use_id,
         "cwd": os.path.realpath(event.cwd),  # as sync and recall compare it
@@ -146,10 +155,10 @@ def _capture(event: AgentEvent, home: str, now: float, text: str, digest: str) -
     return record
 
 
-def _answer(event_name: str, context: str) -> str:
-    return json.dumps(
-        {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": context}}
-    )
+def _answer(event: AgentEvent, context: str) -> str | None:
+    """``context`` in the format of the agent that asked."""
+    answer: str | None = adapter(event.agent).answer(event, context)
+    return answer
 
 
 def _recall(
@@ -175,7 +184,7 @@ def _recall(
             memory.close()
         state["noted"][digest] = round(now)
         state["notes"] += 1
-    return _answer(event.event, note)
+    return _answer(event, note)
 
 
 def _settled(memory: recall.Memory, tale: recall.Story, before: bool) -> bool:
@@ -199,7 +208,7 @@ def _session_start(event: AgentEvent, root: str, top: str, home: str, now: float
         # Started last: its start-up (an interpreter and every import of a sync) would take
         # the core this hook's own reads run on, and the session waits for the hook.
         _background_sync(root)
-    return _answer("SessionStart", text) if text else None
+    return _answer(event, text) if text else None
 
 
 def _background_sync(root: str) -> None:
