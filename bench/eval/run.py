@@ -60,7 +60,8 @@ from nexusmem_core.engine import open_engine  # noqa: E402
 
 K = 10
 QUERIES = HERE / "queries.json"
-_SHELL_TITLE = re.compile(r"^shell: (?P<cmd>.*)  \(exit (?P<exit>[^)]*)\)$", re.DOTALL)
+# A command's title: who ran it (you, claude-code, codex, ...), the command, its exit code.
+_SHELL_TITLE = re.compile(r"^[\w-]+: (?P<cmd>.*)  \(exit (?P<exit>[^)]*)\)$", re.DOTALL)
 
 
 # ---------------------------------------------------------------------------------- fixture
