@@ -657,60 +657,110 @@ def _warn(warnings: list[str]) -> None:
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
-    """install / remove / status of the Claude Code hooks. Synchronous and light: no event loop."""
-    from nexusmem_core.collectors.agent import settings as claude
+    """install / remove / status of the coding agents' hooks. Synchronous and light: no event
+    loop. Without --agent, every agent found on this machine."""
+    from nexusmem_core.collectors.agent import install as agents
     from nexusmem_core.config import settings_from_env
 
+    home, cwd = settings_from_env().home, Path(args.C)
+    names = list(dict.fromkeys(args.agent)) if args.agent else agents.discover()
     if args.action == "status":
-        _print_agent_status(claude.status(settings_from_env().home, Path(args.C)), args.json)
-        return 0
-    path = claude.project_file(Path(args.C)) if args.project else claude.user_file()
-    home = settings_from_env().home
-    if args.action == "install":
-        result = claude.install(path, project=args.project, home=home)
+        _print_agent_status(agents.status(names, home, cwd), args.json)
+    elif args.action == "install":
+        results = agents.install_all(names, home, cwd, project=args.project)
+        for result in results:
+            _agent_flag(result, args.yes, args.json)
         if args.json:
-            _print_json(result.__dict__)
-            return 0
-        _warn(result.warnings)
-        if not result.changed:
-            print(f"the NexusMem hooks in {result.path} are up to date")
-        else:
-            print(
-                f"wrote {', '.join(result.events)} hooks to {result.path}\n"
-                f"  command: {result.command}\nrestart Claude Code to load the hooks"
-            )
-        if result.git_excluded:
-            print(
-                f"added /.claude/settings.local.json to {result.git_excluded}: git ignores it, "
-                "as it holds this machine's paths"
-            )
+            _print_json({"agents": [r.__dict__ for r in results]})
+        for result in [] if args.json else results:
+            _print_installed(result)
     else:
-        found = claude.remove(path, home=home)
-        deleted = found and not path.exists()  # install had created it, and it held no more
+        gone = agents.remove_all(names, home, cwd, project=args.project)
         if args.json:
-            _print_json({"path": str(path), "removed": found, "deleted": deleted})
-        elif found:
-            gone = " and deleted it, as install had created it" if deleted else ""
+            _print_json({"agents": [r.__dict__ for r in gone]})
+        for removed in [] if args.json else gone:
+            if not removed.removed:
+                print(f"{removed.label}: no NexusMem hooks were installed in {removed.path}")
+                continue
+            how = " and deleted it, as install had created it" if removed.deleted else ""
             print(
-                f"removed the NexusMem hooks from {path}{gone}; restart Claude Code to unload them"
+                f"{removed.label}: removed the NexusMem hooks from {removed.path}{how}; "
+                f"{removed.restart}"
             )
-        else:
-            print(f"no NexusMem hooks were installed in {path}")
     return 0
+
+
+def _agent_flag(result: Any, yes: bool, quiet: bool) -> None:
+    """A setting the agent needs for any hook to run: set with the user's yes (--yes, or a
+    prompt on a terminal), else named with the way to set it."""
+    from nexusmem_core.collectors.agent import install as agents
+
+    flag = result.flag
+    if flag is None:
+        return
+    ask = f"{result.label} runs no hooks without {flag.name} in {flag.path} ({flag.detail})"
+    if not yes and not quiet and sys.stdin.isatty():
+        print(f"{ask}. Set it? [y/N] ", end="", flush=True, file=sys.stderr)
+        yes = sys.stdin.readline().strip().lower() in ("y", "yes")
+    if yes:
+        agents.enable_flag(flag)
+        result.flag = None
+        if not quiet:
+            print(f"{result.label}: set {flag.name} in {flag.path}")
+        return
+    _warn(
+        [
+            f"{ask}: run `nexusmem agent install --agent {result.agent} --yes` to set it, "
+            "or set it yourself"
+        ]
+    )
+
+
+def _print_installed(result: Any) -> None:
+    _warn(result.warnings)
+    if not result.changed:
+        print(f"{result.label}: the NexusMem hooks in {result.path} are up to date")
+    else:
+        print(
+            f"{result.label}: wrote {', '.join(result.events)} hooks to {result.path}\n"
+            f"  command: {result.command}\n  {result.restart}"
+        )
+    if result.git_excluded:
+        print(
+            f"added /{result.project} to {result.git_excluded}: git ignores it, "
+            "as it holds this machine's paths"
+        )
 
 
 def _print_agent_status(status: Any, as_json: bool) -> None:
     if as_json:
         _print_json(status.to_dict())
         return
-    for file in status.files:
-        missing = f" (missing {', '.join(file.missing)})" if file.state == "partial" else ""
-        where = f": {file.path}" if file.path else " (-C <repository> to check one)"
-        print(f"{file.scope}: {file.state}{missing}{where}")
+    for agent in status.agents:
+        print(agent.label)
+        for file in agent.files:
+            missing = f" (missing {', '.join(file.missing)})" if file.state == "partial" else ""
+            where = f": {file.path}" if file.path else " (-C <repository> to check one)"
+            print(f"  {file.scope}: {file.state}{missing}{where}")
+        if agent.flag is not None:
+            state = "not set" if agent.flag.state == "default" else agent.flag.state
+            why = f" ({agent.flag.detail})" if agent.flag.detail else ""
+            print(f"  hooks setting: {state}{why}: {agent.flag.path}")
+        print(f"  notes: {'reach the agent' if agent.context is None else agent.context}")
+        print(f"  last event: {_when(agent.last_event)}")
     drops = ", ".join(f"{reason} {count}" for reason, count in status.drops.items())
-    print(f"last event: {_when(status.last_event)}\ndrops: {drops or 'none'}")
-    for file in status.files:
-        _warn(file.warnings)
+    print(f"drops: {drops or 'none'}")
+    for agent in status.agents:
+        for file in agent.files:
+            _warn(file.warnings)
+        if agent.flag is not None and agent.flag.needed:
+            _warn(
+                [
+                    f"{agent.label} runs no hooks without {agent.flag.name} in "
+                    f"{agent.flag.path}: `nexusmem agent install --agent {agent.agent} --yes` "
+                    "sets it"
+                ]
+            )
 
 
 _GIT_HOOK_DONE = {
@@ -1057,14 +1107,32 @@ def _setup_commands(
     p.set_defaults(func=cmd_hook, sync=True)
 
     p = sub.add_parser(
-        "agent", parents=[repo, as_json], help="record a coding agent's work (Claude Code hooks)"
+        "agent",
+        parents=[repo, as_json],
+        help="record coding agents' work: hooks for Claude Code, Codex, Gemini, Cursor, opencode",
+        description="Put NexusMem's hooks in each coding agent's own settings, take them out, or "
+        "show them. Without --agent: every agent found on this machine (its configuration "
+        "directory exists or its executable is on PATH), and Claude Code always.",
     )
     p.add_argument("action", choices=("install", "remove", "status"))
     p.add_argument(
+        "--agent",
+        action="append",
+        choices=("claude", "codex", "gemini", "cursor", "opencode"),
+        metavar="NAME",
+        help="claude, codex, gemini, cursor or opencode (repeat for more; default: those found)",
+    )
+    p.add_argument(
         "--project",
         action="store_true",
-        help="install/remove in the repository's .claude/settings.local.json, which install "
-        "makes git ignore (default: ~/.claude/settings.json)",
+        help="install/remove in the repository's own file (.claude/settings.local.json, "
+        ".codex/hooks.json, ...), which install makes git ignore (default: the user's)",
+    )
+    p.add_argument(
+        "--yes",
+        action="store_true",
+        help="install: also turn on a setting an agent needs for any hook to run (Codex's "
+        "[features] codex_hooks), without asking",
     )
     p.set_defaults(func=cmd_agent, sync=True)
 

@@ -220,13 +220,13 @@ def test_corrupt_registry_reads_as_empty_with_a_warning(home: Path, repo: Repo):
 def test_agent_install_project_keeps_its_file_out_of_git(repo: Repo):
     exclude = repo.path / ".git" / "info" / "exclude"
     exclude.write_text("*.log")  # the user's own line, without a final newline
-    out = run_cli("agent", "install", "--project", "-C", str(repo.path))
+    out = run_cli("agent", "install", "--agent", "claude", "--project", "-C", str(repo.path))
     assert out.returncode == 0, out.stderr
     assert f"added /.claude/settings.local.json to {exclude}: git ignores it" in out.stdout
     assert (repo.path / ".claude" / "settings.local.json").is_file()
     assert repo.git("status", "--porcelain") == ""
     assert exclude.read_text() == "*.log\n/.claude/settings.local.json\n"
-    again = run_cli("agent", "install", "--project", "-C", str(repo.path))
+    again = run_cli("agent", "install", "--agent", "claude", "--project", "-C", str(repo.path))
     assert again.returncode == 0 and "added" not in again.stdout
     assert exclude.read_text().count("settings.local.json") == 1
 
@@ -235,8 +235,10 @@ def test_agent_install_project_leaves_an_ignore_that_is_already_there(repo: Repo
     repo.commit("chore: ignore local settings", {".gitignore": ".claude/\n"})
     exclude = repo.path / ".git" / "info" / "exclude"
     exclude.unlink(missing_ok=True)
-    out = run_cli("agent", "install", "--project", "--json", "-C", str(repo.path))
-    assert json.loads(out.stdout)["git_excluded"] is None
+    out = run_cli(
+        "agent", "install", "--agent", "claude", "--project", "--json", "-C", str(repo.path)
+    )
+    assert [r["git_excluded"] for r in json.loads(out.stdout)["agents"]] == [None]
     assert not exclude.exists() and repo.git("status", "--porcelain") == ""
 
 

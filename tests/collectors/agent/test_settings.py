@@ -246,33 +246,40 @@ def test_garbled_health_files_read_as_none(home: Path, log: bytes, drops: bytes)
 def test_cli_install_status_remove(user_home: Path, home: Path, tmp_path: Path):
     original = claude_format(OTHERS["other tools' hooks"])
     path = settings_file(user_home, original)
-    out = run_cli("agent", "install")
+    out = run_cli("agent", "install", "--agent", "claude")
     assert out.returncode == 0, out.stderr
     assert str(path) in out.stdout and "restart Claude Code to load the hooks" in out.stdout
     home.mkdir()
     (home / claude.EVENTS_FILE).write_text(json.dumps({"ts": 1767225600.0}) + "\n")
     (home / claude.DROPS_FILE).write_text('{"oversize": 2, "malformed": 1}')
-    status = run_cli("agent", "status", "-C", str(tmp_path))
+    status = run_cli("agent", "status", "--agent", "claude", "-C", str(tmp_path))
     assert status.returncode == 0, status.stderr
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(1767225600.0))
     assert status.stdout.splitlines() == [
-        f"user: installed: {path}",
-        "project: no repository (-C <repository> to check one)",
-        f"last event: {when}",
+        "Claude Code",
+        f"  user: installed: {path}",
+        "  project: no repository (-C <repository> to check one)",
+        "  notes: reach the agent",
+        f"  last event: {when}",
         "drops: oversize 2, malformed 1",
     ]
-    removed = run_cli("agent", "remove")
+    removed = run_cli("agent", "remove", "--agent", "claude")
     assert removed.returncode == 0 and "removed" in removed.stdout
     assert path.read_bytes() == original
-    assert "no NexusMem hooks were installed" in run_cli("agent", "remove").stdout
+    again = run_cli("agent", "remove", "--agent", "claude").stdout
+    assert "no NexusMem hooks were installed" in again
 
 
 def test_cli_project_install_goes_to_the_repository_root(user_home: Path, repo: Repo):
-    out = run_cli("agent", "install", "--project", "-C", str(repo.path / "src"))
+    out = run_cli(
+        "agent", "install", "--agent", "claude", "--project", "-C", str(repo.path / "src")
+    )
     assert out.returncode == 0, out.stderr
     local = repo.path / ".claude" / "settings.local.json"
     assert str(local) in out.stdout and ours(json.loads(local.read_text()))["SessionStart"]
-    status = json.loads(run_cli("agent", "status", "--json", "-C", str(repo.path)).stdout)
+    status = json.loads(
+        run_cli("agent", "status", "--agent", "claude", "--json", "-C", str(repo.path)).stdout
+    )
     states = {f["scope"]: (f["state"], f["path"]) for f in status["files"]}
     assert states == {
         "user": ("not installed", str(user_home / ".claude" / "settings.json")),
@@ -280,25 +287,29 @@ def test_cli_project_install_goes_to_the_repository_root(user_home: Path, repo: 
     }
     assert status["last_event"] is None and status["drops"] == {}
     assert not (user_home / ".claude").exists()
-    assert run_cli("agent", "remove", "--project", "-C", str(repo.path)).returncode == 0
+    assert (
+        run_cli(
+            "agent", "remove", "--agent", "claude", "--project", "-C", str(repo.path)
+        ).returncode
+        == 0
+    )
     assert not (repo.path / ".claude").exists()  # install made both; remove takes both away
 
 
 def test_cli_project_remove_deletes_only_what_install_created(user_home: Path, repo: Repo):
     local = repo.path / ".claude" / "settings.local.json"
-    assert run_cli("agent", "install", "--project", "-C", str(repo.path)).returncode == 0
+    claude_cli = ("agent", "--agent", "claude", "--project", "-C", str(repo.path))
+    assert run_cli(*claude_cli[:1], "install", *claude_cli[1:]).returncode == 0
     (repo.path / ".claude" / "commands.md").write_text("mine\n")  # the directory is in use now
-    out = run_cli("agent", "remove", "--project", "-C", str(repo.path))
+    out = run_cli(*claude_cli[:1], "remove", *claude_cli[1:])
     assert out.returncode == 0, out.stderr
     assert f"removed the NexusMem hooks from {local} and deleted it" in out.stdout
     assert not local.exists() and (repo.path / ".claude" / "commands.md").exists()
     # A file that was there before install is the user's, even with nothing but {} in it.
     local.write_bytes(b"{}\n")
-    run_cli("agent", "install", "--project", "-C", str(repo.path))
-    removed = json.loads(
-        run_cli("agent", "remove", "--project", "--json", "-C", str(repo.path)).stdout
-    )
-    assert (removed["removed"], removed["deleted"]) == (True, False)
+    run_cli(*claude_cli[:1], "install", *claude_cli[1:])
+    removed = json.loads(run_cli(*claude_cli[:1], "remove", "--json", *claude_cli[1:]).stdout)
+    assert [(r["removed"], r["deleted"]) for r in removed["agents"]] == [(True, False)]
     assert local.read_bytes() == b"{}\n"
 
 
@@ -316,16 +327,16 @@ def test_remove_keeps_what_the_user_added_to_a_file_install_created(user_home: P
 
 def test_cli_refuses_a_broken_file_in_one_line(user_home: Path):
     path = settings_file(user_home, b'{"hooks": {"Stop": "x"}')
-    out = run_cli("agent", "install")
+    out = run_cli("agent", "install", "--agent", "claude")
     assert out.returncode == 1 and out.stdout == ""
     assert out.stderr.startswith(f"error: {path}: not valid JSON")
     assert len(out.stderr.strip().splitlines()) == 1
     assert path.read_bytes() == b'{"hooks": {"Stop": "x"}'
-    status = run_cli("agent", "status")
+    status = run_cli("agent", "status", "--agent", "claude")
     assert status.returncode == 0 and "user: unreadable" in status.stdout
 
 
 def test_cli_project_outside_a_repository_is_one_line(tmp_path: Path):
-    out = run_cli("agent", "install", "--project", "-C", str(tmp_path))
+    out = run_cli("agent", "install", "--agent", "claude", "--project", "-C", str(tmp_path))
     assert out.returncode == 1 and "not inside a git repository" in out.stderr
     assert "Traceback" not in out.stderr
