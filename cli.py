@@ -575,8 +575,15 @@ async def cmd_scan_conversation(settings: Settings, args: argparse.Namespace) ->
     for row in found["nodes"]:
         secrets = f"  ({row['redacted']} secret(s) redacted)" if row["redacted"] else ""
         print(f"{row['signal']:.2f}  {row['date']}  {row['title']}{secrets}")
+    for agent, n in found["agents"].items():
+        print(
+            f"{agent}: {n['files']} transcript(s), {n['turns']} turn(s), {n['commands']} "
+            f"command(s) ({n['failed']} failed), {n['redacted']} secret(s) redacted, "
+            f"{n['skipped']} passed over",
+            file=sys.stderr,
+        )
     print(
-        f"{len(found['nodes'])} turn node(s) would be written from {found['files']} "
+        f"{len(found['nodes'])} node(s) would be written from {found['files']} "
         f"transcript(s); {found['redacted']} secret(s) redacted, {found['skipped']} broken or "
         "unknown line(s) passed over (dry run: nothing was written)",
         file=sys.stderr,
@@ -1184,10 +1191,12 @@ def _scan_commands(
     p = sub.add_parser(
         "scan-conversation",
         parents=[repo, as_json],
-        help="dry run: the conversation turns a sync would write, with redaction counts",
-        description="Read this repository's Claude Code transcripts and Codex CLI sessions as "
-        "a sync with --conversation would, and show the turns it would write, the secrets "
-        "redacted in each and in total, and the lines passed over. Nothing is written.",
+        help="dry run: the conversation turns and agent commands a sync would write, per agent",
+        description="Read this repository's Claude Code transcripts and Codex CLI, Gemini CLI "
+        "and opencode sessions as a sync with --conversation would, and show the turns and the "
+        "shell commands (Gemini CLI, opencode) it would write, the secrets redacted in each, "
+        "and per agent the files read, failures found and lines passed over. Nothing is "
+        "written.",
     )
     p.add_argument("--limit", type=int, metavar="N", help="show at most N nodes")
     p.set_defaults(func=cmd_scan_conversation)

@@ -391,6 +391,8 @@ def _opted_in(config: ProjectConfig, *, conversation: bool, github: bool) -> Pro
 _OPT_IN = {
     "conversation:claude": "conversation",
     "conversation:codex": "conversation",
+    "conversation:gemini": "conversation",
+    "conversation:opencode": "conversation",
     "github": "github",
 }
 _SOURCES = ", ".join(f"'{source}'" for source in _OPT_IN)
@@ -407,7 +409,9 @@ async def _drop_project(db: Database, pid: str, config: ProjectConfig) -> dict[s
     await db.execute(f"delete from nodes where {_REBUILT}", (pid,))
     sources = config.sources
     transcripts = (
-        [] if sources.conversation.enabled else ["conversation:claude", "conversation:codex"]
+        []
+        if sources.conversation.enabled
+        else [source for source in _OPT_IN if source.startswith("conversation:")]
     )
     await _delete_but(db, "source_files", pid, transcripts)
     await _delete_but(db, "cursors", pid, [] if sources.github.enabled else ["github:since"])

@@ -91,6 +91,13 @@ class Settings(BaseSettings):
         validation_alias="CODEX_HOME",
     )
     """``CODEX_HOME``, as Codex CLI reads it: its sessions are under ``sessions/``."""
+    gemini_home: Path = Field(default_factory=Path.home, validation_alias="GEMINI_CLI_HOME")
+    """``GEMINI_CLI_HOME``, as Gemini CLI reads it: its sessions are under ``.gemini/tmp/``."""
+    data_home: Path = Field(
+        default_factory=lambda: Path.home() / ".local" / "share",
+        validation_alias="XDG_DATA_HOME",
+    )
+    """``XDG_DATA_HOME``, as opencode reads it: its sessions are in ``opencode/opencode.db``."""
 
     @field_validator("vector", mode="before")
     @classmethod
@@ -112,7 +119,7 @@ class Settings(BaseSettings):
     def _model(cls, value: Any) -> Any:
         return value or None
 
-    @field_validator("home", "claude_dir", "codex_dir", mode="after")
+    @field_validator("home", "claude_dir", "codex_dir", "gemini_home", "data_home", mode="after")
     @classmethod
     def _expand(cls, value: Path) -> Path:
         return value.expanduser()
@@ -137,11 +144,19 @@ _ENV_NAMES = {
     "embed_model": "NEXUSMEM_EMBED_MODEL",
     "claude_dir": "CLAUDE_CONFIG_DIR",
     "codex_dir": "CODEX_HOME",
+    "gemini_home": "GEMINI_CLI_HOME",
+    "data_home": "XDG_DATA_HOME",
 }
 _CHOICES = {"vector": "use 'auto' or 'off'", "log_level": f"use one of {', '.join(_LOG_LEVELS)}"}
 
 
-_KEYS = {"ollama_host": "OLLAMA_HOST", "claude_dir": "CLAUDE_CONFIG_DIR", "codex_dir": "CODEX_HOME"}
+_KEYS = {
+    "ollama_host": "OLLAMA_HOST",
+    "claude_dir": "CLAUDE_CONFIG_DIR",
+    "codex_dir": "CODEX_HOME",
+    "gemini_home": "GEMINI_CLI_HOME",
+    "data_home": "XDG_DATA_HOME",
+}
 
 
 def _from_mapping(cls: type[Settings], environ: dict[str, str]) -> Settings:
@@ -151,7 +166,13 @@ def _from_mapping(cls: type[Settings], environ: dict[str, str]) -> Settings:
         _KEYS.get(name, name): environ[var] for name, var in _ENV_NAMES.items() if var in environ
     }
     user = Path(environ.get("HOME") or Path.home())
-    for key, default in (("CLAUDE_CONFIG_DIR", ".claude"), ("CODEX_HOME", ".codex")):
+    defaults = (
+        ("CLAUDE_CONFIG_DIR", ".claude"),
+        ("CODEX_HOME", ".codex"),
+        ("GEMINI_CLI_HOME", ""),
+        ("XDG_DATA_HOME", ".local/share"),
+    )
+    for key, default in defaults:
         if not values.get(key):
             values[key] = str(user / default)
     if not values.get("home"):
@@ -221,15 +242,23 @@ class AgentSource(_Section):
     """Ingest the commands a coding agent ran (the Claude Code hooks' log)."""
     link_failures: bool = True
     """After agent commands are ingested, link failures to their fixes (as --link-failures)."""
+    error_chars: Annotated[int, Field(ge=0, le=4000)] = 300
+    """Characters of a failed command's message the hooks keep (redacted; its end, where it
+    says why) and take its error signature from; 0 keeps none and makes no signature. Read by
+    the hook from the user's own config.json or ``NEXUSMEM_AGENT_ERROR_CHARS`` (which wins),
+    not a repository's: one log serves every repository."""
 
 
 class ConversationSource(_Section):
-    """Assistant transcripts (Claude Code, Codex CLI). Off by default: a transcript is the
-    likeliest place for a pasted credential. ``sync --conversation`` turns it on for one run."""
+    """Assistant transcripts (Claude Code, Codex CLI, Gemini CLI, opencode). Off by default: a
+    transcript is the likeliest place for a pasted credential. ``sync --conversation`` turns it
+    on for one run."""
 
     enabled: bool = False
     claude: bool = True
     codex: bool = True
+    gemini: bool = True
+    opencode: bool = True
     max_files: Annotated[int, Field(ge=1, le=1_000_000)] = 500
     """Transcript files read per sync, newest first; the rest wait for the next sync."""
 

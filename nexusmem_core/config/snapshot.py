@@ -40,7 +40,9 @@ _SCHEMA = tuple(
     Path(__file__).parent / name for name in ("schema.py", "defaults.py", "../paths.py")
 )
 # Besides NEXUSMEM_*: the other tools' names the schema honours, and what the home defaults on.
-_OTHERS = frozenset({"ollama_host", "claude_config_dir", "codex_home"})
+_OTHERS = frozenset(
+    {"ollama_host", "claude_config_dir", "codex_home", "gemini_cli_home", "xdg_data_home"}
+)
 _HOMES = ("HOME", "USERPROFILE", "HOMEDRIVE", "HOMEPATH")
 
 

@@ -19,6 +19,7 @@ from ..shell.hooklog import storable
 
 __all__ = [
     "MAX_LINE",
+    "Command",
     "Exchange",
     "Transcript",
     "human_text",
@@ -49,16 +50,32 @@ class Exchange:
 
 
 @dataclass
+class Command:
+    """A shell command the agent ran and how it ended, as its session file tells it (raw: it
+    is redacted when it becomes a node). ``outcome`` is ``failed``, ``interrupted``,
+    ``denied`` or ``background``; None when ``exit`` says it all."""
+
+    call: str  # the tool call's id, unique within the session
+    command: str
+    cwd: str | None
+    ts: int | None
+    exit: int | None = None
+    outcome: str | None = None
+    error: str | None = None  # what it printed or the error the agent got, raw
+
+
+@dataclass
 class Transcript:
     """One transcript file, parsed. ``ours`` says whether its working directory lies in the
     repository; a file that is not ours is read only as far as it takes to tell."""
 
-    agent: str  # "claude" or "codex"
+    agent: str  # "claude", "codex", "gemini" or "opencode"
     path: str
     session: str | None = None
     cwd: str | None = None
     git_branch: str | None = None
     exchanges: list[Exchange] = field(default_factory=list)
+    commands: list[Command] = field(default_factory=list)  # read where the format keeps them
     skipped: int = 0  # broken lines and unknown records passed over
     ours: bool = False
 
