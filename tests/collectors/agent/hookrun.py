@@ -1,5 +1,5 @@
-"""Run the Claude Code hook exactly as Claude Code does: the installed command, a payload on
-stdin, its stdout read back as JSON."""
+"""Run the agent hook exactly as a coding agent does: the installed command (with the agent's
+name as its argument), a payload on stdin, its stdout read back as JSON."""
 
 from __future__ import annotations
 
@@ -13,6 +13,14 @@ import nexusmem_core
 
 HOOK = Path(nexusmem_core.__file__).resolve().parent / "collectors" / "agent" / "hook.py"
 PAYLOADS = json.loads((Path(__file__).with_name("payloads.json")).read_text())
+FIXTURES = Path(__file__).with_name("fixtures")  # <agent>/<event>.json, from each agent's docs
+
+
+def fixture(agent: str, name: str, cwd: Path) -> dict[str, Any]:
+    """The recorded payload ``fixtures/<agent>/<name>.json`` with ``{cwd}`` filled in."""
+    text = (FIXTURES / agent / f"{name}.json").read_text().replace("{cwd}", str(cwd))
+    data: dict[str, Any] = json.loads(text)
+    return data
 
 
 def payload(name: str, cwd: Path, **changes: Any) -> dict[str, Any]:
@@ -27,11 +35,14 @@ def payload(name: str, cwd: Path, **changes: Any) -> dict[str, Any]:
     return data
 
 
-def run_hook(data: dict[str, Any] | bytes) -> subprocess.CompletedProcess[bytes]:
+def run_hook(
+    data: dict[str, Any] | bytes, agent: str | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """``<python> -S -P hook.py [agent]`` with ``data`` on stdin (no agent: Claude Code's
+    command as installs before the other agents wrote it)."""
     raw = data if isinstance(data, bytes) else json.dumps(data).encode()
-    return subprocess.run(
-        [sys.executable, "-S", "-P", str(HOOK)], input=raw, capture_output=True, timeout=30
-    )
+    argv = [sys.executable, "-S", "-P", str(HOOK), *([agent] if agent else [])]
+    return subprocess.run(argv, input=raw, capture_output=True, timeout=30)
 
 
 def context(result: subprocess.CompletedProcess[bytes]) -> str | None:
