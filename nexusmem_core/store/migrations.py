@@ -465,6 +465,29 @@ alter table node_files_v16 rename to node_files;
 create index node_files_path on node_files(path);
 """
 
+# A failure links to its fix by its error too (chains.py): the same error signature gone in a
+# later pass in the same directory and session ('signature'), or a commit touching a file its
+# stack trace names ('trace'). The links table is rebuilt to widen its check, as in v12. The
+# index finds every failure with one signature (``meta.sig``) without reading every command's
+# JSON: the agent hook asks it after each failure.
+_V17_ERROR_SIGNATURES = """
+create table links_v17 (
+    src        text not null references nodes(id) on delete cascade,
+    dst        text not null references nodes(id) on delete cascade,
+    kind       text not null check (kind in ('retry', 'discussion', 'mentions', 'closes',
+                                              'reverts', 'signature', 'trace')),
+    project_id text not null,
+    created_at integer not null,
+    primary key (src, dst, kind)
+) without rowid;
+insert into links_v17 select src, dst, kind, project_id, created_at from links;
+drop table links;
+alter table links_v17 rename to links;
+create index links_dst on links(dst);
+create index nodes_error_sig on nodes(project_id, json_extract(meta, '$.sig'), ts)
+    where kind = 'shell_command';
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
@@ -482,6 +505,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (14, "names", _V14_NAMES),
     (15, "passages", _V15_PASSAGES),
     (16, "files by seq", _V16_FILES_BY_SEQ),
+    (17, "error signatures", _V17_ERROR_SIGNATURES),
 ]
 
 

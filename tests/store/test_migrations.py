@@ -64,6 +64,22 @@ EXPECTED_NODE_COLUMNS = [
     "names",
 ]
 
+EXPECTED_INDEXES = {
+    "nodes_project_kind",
+    "nodes_project_source_ref",
+    "nodes_supersedes",
+    "node_files_path",
+    "embeddings_model",
+    "links_dst",
+    "nodes_command_hash",
+    "nodes_error_sig",
+    "nodes_project_created",
+    "import_edges_dst",
+    "project_aliases_project",
+    "embeddings_unsketched",
+    "word_tops_seq",
+}
+
 
 async def test_schema_is_pinned(tmp_path: Path):
     async with open_database(tmp_path / "m.db") as db:
@@ -80,6 +96,12 @@ async def test_schema_is_pinned(tmp_path: Path):
             name
             for (name,) in await db.fetchall(
                 "select name from sqlite_master where type = 'trigger'"
+            )
+        }
+        indexes = {
+            name
+            for (name,) in await db.fetchall(
+                "select name from sqlite_master where type = 'index' and sql is not null"
             )
         }
         versions = [v for (v,) in await db.fetchall("select version from schema_migrations")]
@@ -103,6 +125,7 @@ async def test_schema_is_pinned(tmp_path: Path):
         "word_tops_removed",
         "word_tops_reused",
     }
+    assert indexes == EXPECTED_INDEXES
     assert versions == [v for v, _, _ in MIGRATIONS]
     assert mode == "wal"
 
@@ -162,6 +185,8 @@ async def test_links_take_the_github_kinds_and_still_cascade(tmp_path: Path) -> 
             )
         await db.execute("insert into links values ('a', 'b', 'retry', 'p', 0)")
         await db.execute("insert into links values ('a', 'b', 'closes', 'p', 0)")
+        await db.execute("insert into links values ('a', 'b', 'signature', 'p', 0)")  # v17
+        await db.execute("insert into links values ('a', 'b', 'trace', 'p', 0)")
         await db.execute("delete from nodes where id = 'b'")
         assert await db.fetchall("select * from links") == []  # still cascades
 
