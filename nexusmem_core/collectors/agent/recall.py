@@ -4,6 +4,11 @@ Read on every Bash call the agent makes, so: the standard library's ``sqlite3`` 
 read-only (no extension, no migration, no write lock), one indexed lookup by the command's
 keyed hash, and the tails of the hook logs that no sync has read yet (the failure a minute ago
 in this same session is the one most worth knowing about). No model, no network.
+
+A failure is also matched by what went wrong (its error signature, ``signature.py``): right
+after one, the same error met here before by any command, and what made it go away (the
+commands and edits between its last failure and a pass that showed it gone); before a command,
+what made its last error go away when its own runs cannot tell. Another error is not a match.
 """
 
 from __future__ import annotations
@@ -27,13 +32,25 @@ TYPE_CHECKING = False  # not typing's: importing typing costs every hook process
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["AGENT_LOG", "Memory", "Run", "Story", "digest", "find_root", "note_for", "story"]
+__all__ = [
+    "AGENT_LOG",
+    "Memory",
+    "Run",
+    "Story",
+    "digest",
+    "find_root",
+    "note",
+    "note_for",
+    "story",
+]
 
 TAIL_BYTES = 2 * 1024 * 1024  # at most this much unsynced log is read per call
 DIGEST_DAYS = 14
 DIGEST_CHARS = 600  # about 150 tokens
 RECALL_DAYS = 90  # older failures are history, not a warning
 SETTLED = 3  # passes since the last failure after which it is no longer worth a note
+WINDOW = 24 * 3600  # an error gone this long after it happened is not known to be fixed
+SESSIONS = 3  # sessions read at most to learn how an error went away
 
 # Commands that undo work in the files they name...
 _UNDO_PATHS = re.compile(
@@ -44,7 +61,7 @@ _UNDO_PATHS = re.compile(
 _UNDO_ALL = re.compile(r"^git\s+(?:reset\s+--hard\b|stash(?:\s+(?:push|save)\b|\s*$))")
 
 
-class Run(namedtuple("Run", "id ts outcome exit title edited cmd_hash cwd")):
+class Run(namedtuple("Run", "id ts outcome exit title edited cmd_hash cwd sig session")):
     """One recorded run of a command."""
 
     __slots__ = ()
@@ -56,6 +73,8 @@ class Run(namedtuple("Run", "id ts outcome exit title edited cmd_hash cwd")):
     edited: list[str]
     cmd_hash: str | None
     cwd: str | None  # the real path it ran in
+    sig: str | None  # the id of its error's signature (signature.py), when it had one
+    session: str | None
 
 
 def find_root(cwd: str, home: str) -> tuple[str, str] | None:
@@ -135,21 +154,30 @@ def _paths(value: Any) -> list[str]:
 _RUN_COLUMNS = (
     "ref, coalesce(json_extract(meta, '$.at'), ts), title, json_extract(meta, '$.outcome'), "
     "json_extract(meta, '$.exit'), json_extract(meta, '$.edited'), "
-    "json_extract(meta, '$.cmd_hash'), json_extract(meta, '$.cwd')"
+    "json_extract(meta, '$.cmd_hash'), json_extract(meta, '$.cwd'), "
+    "json_extract(meta, '$.sig'), json_extract(meta, '$.session')"
 )
 
 
 def _row_run(row: tuple[Any, ...]) -> Run:
-    ref, ts, title, outcome, code, edited, cmd_hash, cwd = row
+    ref, ts, title, outcome, code, edited, cmd_hash, cwd, sig, session = row
     state, code = _outcome(outcome, code, title)
-    return Run(ref, float(ts or 0), state, code, title, _paths(edited), cmd_hash, cwd)
+    sig = sig if isinstance(sig, str) else None
+    return Run(ref, float(ts or 0), state, code, title, _paths(edited), cmd_hash, cwd, sig, session)
+
+
+def _record_sig(record: dict[str, Any]) -> str | None:
+    """The signature id a log record carries (signature.failure_fields wrote it)."""
+    sig = record.get("sig")
+    found = sig.get("id") if isinstance(sig, dict) else None
+    return found if isinstance(found, str) and len(found) == 16 else None
 
 
 def _record_run(record: dict[str, Any]) -> Run:
     title = str(record.get("cmd", ""))
     state, code = _outcome(record.get("outcome"), record.get("exit"), title)
     when = record.get("start") or record.get("ts")
-    cmd_hash, cwd = record.get("cmd_hash"), record.get("cwd")
+    cmd_hash, cwd, session = record.get("cmd_hash"), record.get("cwd"), record.get("session")
     return Run(
         record["id"],
         float(when) if isinstance(when, int | float) else 0.0,
@@ -159,6 +187,8 @@ def _record_run(record: dict[str, Any]) -> Run:
         _paths(record.get("edited")),
         cmd_hash if isinstance(cmd_hash, str) else None,
         cwd if isinstance(cwd, str) else None,
+        _record_sig(record),
+        session if isinstance(session, str) else None,
     )
 
 
@@ -178,6 +208,7 @@ class Memory:
         self.cursors: dict[str, str] = {}
         self._tail: list[tuple[dict[str, Any], str]] | None = None
         self._by_hash: dict[str, list[Run]] | None = None
+        self.signed = False  # the database has the index of error signatures (schema 17)
         self._places: dict[str, str | None] = {}
         db = os.path.join(root, ".nexusmem", "memory.db").replace(os.sep, "/")
         with contextlib.suppress(sqlite3.Error):
@@ -190,6 +221,12 @@ class Memory:
             row = conn.execute("select id from projects where root = ?", (root,)).fetchone()
             if row:
                 self.conn, self.project_id = conn, row[0]
+                self.signed = bool(
+                    conn.execute(
+                        "select 1 from sqlite_master where type = 'index' "
+                        "and name = 'nodes_error_sig'"
+                    ).fetchone()
+                )
                 self.cursors = dict(
                     conn.execute(
                         "select source, value from cursors where project_id = ?", (row[0],)
@@ -297,6 +334,49 @@ class Memory:
         if cwd is None:
             return runs
         here = self.place(cwd)
+        return [r for r in runs if self.place(r.cwd) == here]
+
+    def sig_failures(self, sig: str, cwd: str | None, since: float) -> list[Run]:
+        """Every recorded failure with error signature ``sig`` in the same place as ``cwd``,
+        since ``since``, whatever the command; oldest first. An index lookup (schema 17; an
+        older database answers from the unsynced log alone)."""
+        found: dict[str, Run] = {}
+        if self.conn is not None and self.signed:
+            rows = self.conn.execute(
+                f"select {_RUN_COLUMNS} from nodes where project_id = ? and "
+                "kind = 'shell_command' and json_extract(meta, '$.sig') = ? and ts >= ? "
+                "order by ts, seq",
+                (self.project_id, sig, int(since)),
+            ).fetchall()
+            found = {row[0]: _row_run(row) for row in rows}
+        for record, kind in self.tail():
+            if kind == "agent" and _record_sig(record) == sig and isinstance(record.get("id"), str):
+                run = _record_run(record)
+                if run.ts >= since:
+                    found.setdefault(run.id, run)
+        here = self.place(cwd)
+        runs = sorted(found.values(), key=lambda r: r.ts)
+        return [r for r in runs if r.outcome == "failed" and self.place(r.cwd) == here]
+
+    def session_runs(self, session: str, cwd: str | None, start: float, end: float) -> list[Run]:
+        """The runs of one session in the same place as ``cwd`` between two moments, oldest
+        first (a range of the kind-and-time index, then the session's own)."""
+        found: dict[str, Run] = {}
+        if self.conn is not None:
+            rows = self.conn.execute(
+                f"select {_RUN_COLUMNS} from nodes where project_id = ? and "
+                "kind = 'shell_command' and ts between ? and ? "
+                "and json_extract(meta, '$.session') = ? order by ts, seq",
+                (self.project_id, int(start), int(end) + 1, session),
+            ).fetchall()
+            found = {row[0]: _row_run(row) for row in rows}
+        for record, _kind in self.tail():
+            if record.get("session") == session and isinstance(record.get("id"), str):
+                run = _record_run(record)
+                if start <= run.ts <= end:
+                    found.setdefault(run.id, run)
+        here = self.place(cwd)
+        runs = sorted(found.values(), key=lambda r: r.ts)
         return [r for r in runs if self.place(r.cwd) == here]
 
     def failures_since(self, since: float) -> list[list[Run]]:
@@ -454,6 +534,146 @@ def note_for(memory: Memory, tale: Story, now: float) -> str:
     if discussed:
         text += f" Discussed in: {_short(discussed[0], 100)}."
     return text
+
+
+def note(
+    memory: Memory, digest: str, cwd: str, now: float, exclude: str | None, noted: dict[str, Any]
+) -> str | None:
+    """The note before a command runs (``exclude`` None) or right after it failed (``exclude``
+    its record's id), or None. After a failure whose error has a signature, the note is about
+    the error, whatever command met it before; the command's own failures with another error
+    are not its story. ``noted`` (the session's) rations notes per error too."""
+    since = now - RECALL_DAYS * 86400
+    runs = memory.runs(digest, cwd, since)
+    current = next((r for r in runs if r.id == exclude), None) if exclude else None
+    sig = current.sig if current is not None else None
+    if current is not None and sig is not None:
+        if f"sig:{sig}" in noted:
+            return None
+        text = _error_note(memory, current, since)
+        if text is not None:
+            noted[f"sig:{sig}"] = round(now)
+            return text
+        runs = [r for r in runs if r.outcome != "failed" or r.sig in (None, sig)]
+    tale = story(runs, exclude=exclude)
+    if tale is None or _settled(memory, tale, before=exclude is None):
+        return None
+    text = note_for(memory, tale, now)
+    last = tale.failures[-1].sig
+    if exclude is None and last is not None and f"sig:{last}" not in noted:
+        more = _error_more(memory, tale, last, cwd, since)
+        if more:
+            noted[f"sig:{last}"] = round(now)
+            text += more
+    return text
+
+
+def _settled(memory: Memory, tale: Story, before: bool) -> bool:
+    """Before a run, a failure that has passed several times since (and was not undone) is
+    history, not a warning: one `git push` that failed in March must not cost every session
+    a note. Right after a failure, nothing is settled."""
+    if not before or tale.fix is None or tale.passes_after < SETTLED:
+        return False
+    return memory.reverts_after(tale.fix.ts, tale.fix_edited) is None
+
+
+class Gone(namedtuple("Gone", "passed changes edited")):
+    """How an error went away: the pass that showed it gone, the commands that passed between
+    the last failure with it and that pass (the candidate fix), and the files edited then."""
+
+    __slots__ = ()
+    passed: Run
+    changes: list[str]
+    edited: list[str]
+
+
+def gone(memory: Memory, failures: list[Run], exclude: str | None = None) -> Gone | None:
+    """How the error of ``failures`` (one signature, oldest first) went away, the last time it
+    did: in the session and directory of a failure, a later pass, after which it never came
+    back (signature.went_away)."""
+    from .signature import Step, went_away  # only once an error matched: its patterns cost
+
+    sig = failures[-1].sig
+    tried: list[str] = []
+    for failure in reversed(failures):
+        if not failure.session or failure.session in tried or sig is None:
+            continue
+        if len(tried) == SESSIONS:
+            break
+        tried.append(failure.session)
+        runs = memory.session_runs(failure.session, failure.cwd, failure.ts, failure.ts + WINDOW)
+        runs = [r for r in runs if r.id != exclude and r.outcome != "background"]
+        steps = [
+            Step(r.outcome == "ok", r.outcome == "failed", r.sig, r.cmd_hash, r.title, r.edited)
+            for r in runs
+        ]
+        found = went_away(steps, sig)
+        if found is not None:
+            last, fix = found
+            changes = [r.title for r in runs[last + 1 : fix] if r.outcome == "ok"]
+            edited = [p for r in runs[last + 1 : fix + 1] for p in r.edited]
+            return Gone(runs[fix], list(dict.fromkeys(changes)), edited)
+    return None
+
+
+def _how(memory: Memory, fixed: Gone) -> str:
+    """``it went away after `pip install pyyaml` (…)`` and whether that was undone since."""
+    steps = [code_span(_short(c, 60)) for c in fixed.changes[-3:]]
+    if fixed.edited:
+        steps.append(f"editing {_files(fixed.edited)}")
+    when = _when(fixed.passed.ts)
+    shown = f"{code_span(_short(fixed.passed.title, 60))} passed"
+    if steps:
+        text = f"it went away after {' and '.join(steps)} ({shown} at {when})."
+    else:
+        text = f"it went away with nothing recorded in between ({shown} at {when})."
+    reverted = memory.reverts_after(fixed.passed.ts, fixed.edited)
+    return text + (f" That fix was reverted since: {reverted}." if reverted else "")
+
+
+def _error_note(memory: Memory, current: Run, since: float) -> str | None:
+    """Right after a failure: the same error met here before, by any command, and what made
+    it go away. None when a note on the command alone says as much: the error was only ever
+    this command's, or only this session's, and nothing made it go away."""
+    found = memory.sig_failures(current.sig, current.cwd, since) if current.sig else []
+    failures = [r for r in found if r.id != current.id]
+    if not failures:
+        return None
+    fixed = gone(memory, failures, exclude=current.id)
+    others = [r for r in failures if r.cmd_hash != current.cmd_hash]
+    elsewhere = [r for r in failures if r.session != current.session]
+    if fixed is None and (not others or not elsewhere):
+        return None
+    count = len(failures)
+    times = "once" if count == 1 else f"{count} times"
+    commands = list(dict.fromkeys(_short(r.title, 60) for r in reversed(failures)))
+    named = ", ".join(code_span(c) for c in commands[:3])
+    more = f" and {len(commands) - 3} more" if len(commands) > 3 else ""
+    text = (
+        f"NexusMem: this error happened here {times} before, with {named}{more} "
+        f"(last {_when(failures[-1].ts)}). "
+    )
+    if fixed is None:
+        return text + "No fix was ever recorded."
+    return text + "What fixed it: " + _how(memory, fixed)
+
+
+def _error_more(memory: Memory, tale: Story, sig: str, cwd: str, since: float) -> str | None:
+    """Before a command: what made its last error go away, when another command met it too or
+    something was run to fix it, which the command's own story cannot tell."""
+    failures = memory.sig_failures(sig, cwd, since)
+    if not failures:
+        return None
+    fixed = gone(memory, failures)
+    if fixed is None:
+        return None
+    own = {r.cmd_hash for r in tale.failures}
+    if not fixed.changes and fixed.passed.cmd_hash in own:
+        return None  # the command's own retry: the note above says it
+    others = list(dict.fromkeys(_short(r.title, 60) for r in failures if r.cmd_hash not in own))
+    if others:
+        return f" Its error also happened with {code_span(others[-1])}; {_how(memory, fixed)}"
+    return f" Its error: {_how(memory, fixed)}"
 
 
 def digest(memory: Memory, now: float) -> str | None:

@@ -316,3 +316,96 @@ def log_records_lenient(home: Path) -> list[dict]:
         except ValueError:
             continue
     return out
+
+
+YAML_PYTEST = (
+    "Exit code 2\n==== test session starts ====\ncollected 0 items / 1 error\n"
+    "tests/test_a.py:1: in <module>\n    import yaml\n"
+    "E   ModuleNotFoundError: No module named 'yaml'\n==== 1 error in 0.05s ===="
+)
+YAML_SCRIPT = (
+    'Exit code 1\nTraceback (most recent call last):\n  File "<string>", line 1, in <module>\n'
+    "ModuleNotFoundError: No module named 'yaml'"
+)
+ASSERTION = "Exit code 1\nFAILED tests/test_a.py::test_load - AssertionError: assert 1 == 2"
+
+
+def test_two_commands_that_die_on_one_error_share_what_fixed_it(project: Repo):
+    agent = Agent(project, "s1")
+    assert agent.failed("pytest tests/test_a.py", error=YAML_PYTEST) is None
+    agent.ran("pip install pyyaml")
+    agent.ran("pytest tests/test_a.py")
+    note = Agent(project, "s2").failed("pytest -k foo", error=YAML_PYTEST)
+    assert note is not None
+    assert "this error happened here once before, with `pytest tests/test_a.py`" in note
+    assert "What fixed it: it went away after `pip install pyyaml`" in note
+    # Another program, the same error: the same answer, from the database once synced.
+    assert run_cli("sync", "-q", "-C", str(project.path)).returncode == 0
+    again = Agent(project, "s3").failed('python -c "import yaml"', error=YAML_SCRIPT)
+    assert again is not None and "happened here 2 times before" in again
+    assert "it went away after `pip install pyyaml`" in again
+
+
+def test_before_a_command_its_error_names_the_install_that_fixed_it(project: Repo):
+    agent = Agent(project, "s1")
+    agent.failed("pytest tests/test_a.py", error=YAML_PYTEST)
+    agent.failed("pytest -k foo", error=YAML_PYTEST)
+    agent.ran("pip install pyyaml")
+    agent.ran("pytest -k foo")  # the other command shows the error gone
+    note = Agent(project, "s2").before("pytest tests/test_a.py")
+    assert note is not None and "`pytest tests/test_a.py` failed once" in note
+    assert "No fix was ever recorded" in note  # the command itself never passed since ...
+    assert "Its error also happened with `pytest -k foo`; it went away after " in note
+    assert "`pip install pyyaml`" in note  # ... but its error went away
+
+
+def test_the_same_command_with_another_error_gets_no_note(project: Repo):
+    agent = Agent(project, "s1")
+    agent.failed("pytest tests/test_a.py", error=YAML_PYTEST)
+    agent.ran("pip install pyyaml")
+    agent.ran("pytest tests/test_a.py")
+    assert Agent(project, "s2").failed("pytest tests/test_a.py", error=ASSERTION) is None
+
+
+def test_errors_that_say_nothing_specific_never_meet(project: Repo):
+    agent = Agent(project, "s1")
+    for error in ("Exit code 1\nError", "Exit code 1\nError: exit code 1"):
+        agent.failed("make build", error=error)
+    agent.ran("make clean")
+    agent.ran("make build")
+    generic = ("Exit code 1\nError", "Exit code 2\nmake: *** [all] Error 2")
+    for i, (command, error) in enumerate(zip(("make docs", "make lint"), generic, strict=True)):
+        assert Agent(project, f"s{i}").failed(command, error=error) is None
+
+
+def test_an_error_met_twice_in_one_session_and_never_fixed_gets_no_note(project: Repo):
+    agent = Agent(project, "s1")
+    agent.failed("pytest tests/test_a.py", error=YAML_PYTEST)
+    assert agent.failed("pytest -k foo", error=YAML_PYTEST) is None  # the agent just saw it
+
+
+def test_one_note_per_error_per_session(project: Repo):
+    past = Agent(project, "s1")
+    past.failed("pytest tests/test_a.py", error=YAML_PYTEST)
+    past.ran("pip install pyyaml")
+    past.ran("pytest tests/test_a.py")
+    now = Agent(project, "s2")
+    assert now.failed("pytest -k foo", error=YAML_PYTEST) is not None
+    assert now.failed("pytest -k bar", error=YAML_PYTEST) is None  # said already
+
+
+@pytest.mark.parametrize("how", ["variable", "config"])
+def test_with_the_setting_off_no_error_text_is_kept(
+    project: Repo, home: Path, how: str, monkeypatch: pytest.MonkeyPatch
+):
+    import json
+
+    if how == "variable":
+        monkeypatch.setenv("NEXUSMEM_AGENT_ERROR_CHARS", "0")
+    else:
+        (home / "config.json").write_text(json.dumps({"sources": {"agent": {"errorChars": 0}}}))
+    Agent(project, "s1").failed("pytest tests/test_a.py", error=YAML_PYTEST)
+    (record,) = log_records(home)
+    assert (record["outcome"], record["error"], record["sig"]) == ("failed", None, None)
+    assert "yaml" not in (home / "agent-events.jsonl").read_text()
+    assert run_cli("sync", "-q", "-C", str(project.path)).returncode == 0  # the CLI takes it too
