@@ -1,13 +1,20 @@
 """Failure -> fix chains: which later event resolved a failed command.
 
-Two independent heuristics, each a link in the ``links`` table (migration 4):
+Independent heuristics, each a link in the ``links`` table (migrations 4 and 17):
 
 * **retry**: the first later run of the same command (by the keyed hash of its raw text, so a
   redacted command still matches only itself) in the same working directory that exited 0
   within 24 hours;
 * **discussion**: the conversation turn or session summary within 24 hours that contains
   every significant word of the command; words too common in this project's conversations
-  do not count, so "npm" alone never bridges a failure to an unrelated chat.
+  do not count, so "npm" alone never bridges a failure to an unrelated chat;
+* **signature**: the failure's error (its signature, ``meta.sig``: collectors/agent/signature.py)
+  gone in a later pass in the same directory and session, of a command that had failed with it
+  or of the same program, after which it never came back within 24 hours; what ran between is
+  the candidate fix (``pytest tests/a.py`` failed on a missing module, ``pip install pyyaml``,
+  then ``pytest -k foo`` passed);
+* **trace**: the first commit within 24 hours that touched a file of the repository the
+  failure's stack trace names, when the error did not come back after it in that directory.
 
 Links are idempotent (a primary key), belong to the project that found them, and go with
 either end when a node is deleted.
@@ -15,10 +22,14 @@ either end when a node is deleted.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import time
 from dataclasses import dataclass
+from typing import Any
 
+from .collectors.agent.signature import Step, went_away
 from .store.db import Database
 from .store.fts import Candidate, quote_term
 from .store.nodes import NODE_COLUMNS, decode_meta, get_cursor, set_cursor
@@ -115,6 +126,8 @@ class LinkReport:
     examined: int = 0
     retry: int = 0  # links added this time
     discussion: int = 0
+    signature: int = 0
+    trace: int = 0
 
 
 # The first later run of the same command in the same directory that exited 0 within the
@@ -205,6 +218,111 @@ async def _discussion_links(db: Database, project_id: str, since: int, now: int)
     return added
 
 
+# The facts of a command the error links read, pulled out by SQLite.
+_STEP = (
+    "id, ts, seq, title, json_extract(meta, '$.exit') = 0, "
+    f"{FAILED}, json_extract(meta, '$.sig'), json_extract(meta, '$.cmd_hash'), "
+    "json_extract(meta, '$.edited'), json_extract(meta, '$.session'), json_extract(meta, '$.cwd'), "
+    "json_extract(meta, '$.trace')"
+)
+
+
+async def _error_links(db: Database, project_id: str, since: int, now: int) -> tuple[int, int]:
+    """Signature and trace links of the failures with an error signature since ``since``."""
+    failures = await db.fetchall(
+        f"select {_STEP} from nodes where project_id = ? and kind = 'shell_command' "
+        f"and ts >= ? and json_extract(meta, '$.sig') is not null and {FAILED} order by ts, seq",
+        (project_id, since),
+    )
+    if not failures:
+        return 0, 0
+    row = await db.fetchone("select root from projects where id = ?", (project_id,))
+    root = str(row[0]) if row else ""
+    groups: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
+    for failure in failures:
+        session, cwd = failure[9], failure[10]
+        if isinstance(session, str) and session and isinstance(cwd, str):
+            groups.setdefault((session, cwd), []).append(failure)
+    gone = 0
+    for (session, cwd), group in groups.items():
+        # One read per session and directory, from its first failure to a day after its last.
+        runs = await db.fetchall(
+            f"select {_STEP} from nodes where project_id = ? and kind = 'shell_command' "
+            "and ts between ? and ? and json_extract(meta, '$.session') = ? "
+            "and json_extract(meta, '$.cwd') = ? order by ts, seq",
+            (project_id, group[0][1], group[-1][1] + WINDOW, session, cwd),
+        )
+        for failure in group:
+            gone += await _link_gone(db, project_id, runs, failure, now)
+    trace = 0
+    for failure in failures:
+        trace += await _link_trace(db, project_id, root, failure, now)
+    return gone, trace
+
+
+def _paths(value: Any) -> list[str]:
+    """A JSON array of paths as json_extract gives it."""
+    try:
+        listed = json.loads(value) if isinstance(value, str) else []
+    except ValueError:
+        return []
+    return [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
+
+
+async def _link_gone(
+    db: Database, project_id: str, runs: list[tuple[Any, ...]], failure: tuple[Any, ...], now: int
+) -> int:
+    """The 'signature' link of one failure: to the pass after which its error never came back."""
+    start = next((i for i, r in enumerate(runs) if r[0] == failure[0]), None)
+    if start is None:
+        return 0
+    window = [r for r in runs[start:] if r[1] <= failure[1] + WINDOW]
+    steps = [Step(bool(r[4]), bool(r[5]), r[6], r[7], str(r[3]), _paths(r[8])) for r in window]
+    found = went_away(steps, failure[6])
+    if found is None:
+        return 0
+    return await db.execute(
+        "insert into links (src, dst, kind, project_id, created_at) "
+        "values (?, ?, 'signature', ?, ?) on conflict do nothing",
+        (failure[0], window[found[1]][0], project_id, now),
+    )
+
+
+async def _link_trace(
+    db: Database, project_id: str, root: str, failure: tuple[Any, ...], now: int
+) -> int:
+    """The 'trace' link of one failure: to the first commit within the window that touched a
+    file of this repository its stack trace names, unless the error came back after it."""
+    files = _paths(failure[11])
+    prefix = root.rstrip(os.sep) + os.sep
+    paths = sorted({os.path.relpath(f, root) for f in files if f.startswith(prefix) and root})
+    if not paths:
+        return 0
+    marks = ",".join("?" * len(paths))
+    ts = failure[1]
+    commit = await db.fetchone(
+        "select n.id, n.ts from nodes n join node_files f on f.node_seq = n.seq "
+        f"where n.project_id = ? and n.kind = 'git_commit' and n.ts >= ? and n.ts <= ? "
+        f"and f.path in ({marks}) order by n.ts limit 1",
+        (project_id, ts, ts + WINDOW, *paths),
+    )
+    if commit is None:
+        return 0
+    back = await db.fetchone(
+        "select 1 from nodes where project_id = ? and kind = 'shell_command' and ts > ? "
+        "and ts <= ? and json_extract(meta, '$.sig') = ? and json_extract(meta, '$.cwd') is ? "
+        f"and {FAILED} limit 1",
+        (project_id, commit[1], int(commit[1]) + WINDOW, failure[6], failure[10]),
+    )
+    if back is not None:
+        return 0  # the error came back after the commit: it did not fix it
+    return await db.execute(
+        "insert into links (src, dst, kind, project_id, created_at) "
+        "values (?, ?, 'trace', ?, ?) on conflict do nothing",
+        (failure[0], commit[0], project_id, now),
+    )
+
+
 async def link_failures(db: Database, project_id: str) -> LinkReport:
     """Link failed commands to what resolved them (inside the caller's transaction).
 
@@ -233,6 +351,7 @@ async def link_failures(db: Database, project_id: str) -> LinkReport:
     if report.examined:
         report.retry = await db.execute(_RETRY, (now, project_id, since))
         report.discussion = await _discussion_links(db, project_id, since, now)
+        report.signature, report.trace = await _error_links(db, project_id, since, now)
     top = await db.fetchone("select max(seq) from nodes where project_id = ?", (project_id,))
     await set_cursor(db, project_id, "chains", str(top[0] if top else row[1]))
     return report
@@ -244,6 +363,8 @@ class ChainCounts:
     retry: int = 0  # of them, linked to a passing retry
     discussion: int = 0  # linked to a conversation
     unresolved: int = 0
+    signature: int = 0  # linked to the pass after which its error was gone
+    trace: int = 0  # linked to a commit touching a file its stack trace names
 
 
 async def chain_counts(db: Database, project_id: str) -> ChainCounts:
@@ -253,7 +374,9 @@ async def chain_counts(db: Database, project_id: str) -> ChainCounts:
         select count(*),
                sum(exists(select 1 from links l where l.src = n.id and l.kind = 'retry')),
                sum(exists(select 1 from links l where l.src = n.id and l.kind = 'discussion')),
-               sum(not exists(select 1 from links l where l.src = n.id))
+               sum(not exists(select 1 from links l where l.src = n.id)),
+               sum(exists(select 1 from links l where l.src = n.id and l.kind = 'signature')),
+               sum(exists(select 1 from links l where l.src = n.id and l.kind = 'trace'))
         from nodes n where n.project_id = ? and n.kind = 'shell_command' and {FAILED}
         """,
         (project_id,),
@@ -278,7 +401,9 @@ async def follow(
     marks = ",".join("?" * len(failures))
     links = await db.fetchall(
         f"select src, dst, kind from links where src in ({marks}) and created_at <= ? "
-        "order by kind desc",
+        # A pass linked both ways follows as the retry it is; the error's links come after.
+        "order by case kind when 'retry' then 0 when 'discussion' then 1 "
+        "when 'signature' then 2 else 3 end",
         [*(c.id for c in failures), 2**62 if as_of is None else as_of],
     )
     if not links:

@@ -59,7 +59,14 @@ def test_a_failure_is_linked_to_the_first_later_passing_run_and_shown_with_it(
     assert "(exit 0)  -- linked as the fix (the same command passed)" in text
 
     status = json.loads(run_cli("status", "--json", "-C", str(repo.path)).stdout)
-    assert status["chains"] == {"failures": 2, "retry": 2, "discussion": 0, "unresolved": 0}
+    assert status["chains"] == {
+        "failures": 2,
+        "retry": 2,
+        "discussion": 0,
+        "unresolved": 0,
+        "signature": 0,
+        "trace": 0,
+    }
 
 
 def test_no_link_to_another_directory_a_later_day_or_an_earlier_pass(repo: Repo, home: Path):
@@ -220,3 +227,101 @@ def test_a_fix_that_ranks_above_its_failure_moves_to_follow_it(repo: Repo, home:
     refs = [ref for ref, _ in found]
     assert refs.index("f") + 1 == refs.index("p") and ("p", "retry") in found
     assert refs.count("p") == 1
+
+
+YAML = (
+    "Exit code 2\ntests/test_a.py:1: in <module>\n    import yaml\n"
+    "E   ModuleNotFoundError: No module named 'yaml'\n==== 1 error in 0.05s ===="
+)
+
+
+def agent_run(
+    home: Path, where: Path, ident: str, command: str, ts: float, error: str | None = None, **more
+) -> None:
+    """One command as the agent hook logs it: a failure keeps its error as the hook would."""
+    from nexusmem_core.collectors.agent.signature import failure_fields
+
+    kept, sig = failure_fields(error, str(where), str(home)) if error else (None, None)
+    record = {
+        "v": 1,
+        "id": ident,
+        "shell": "claude-code",
+        "agent": "claude",
+        "session": "s1",
+        "cwd": str(where),
+        "cmd": command,
+        "cmd_hash": hooklog.command_hash(home, command),
+        "outcome": "failed" if error else "ok",
+        "exit": 2 if error else 0,
+        "error": kept,
+        "sig": sig,
+        "edited": [],
+        "ts": ts,
+        **more,
+    }
+    hooklog.append(home, record, AGENT_LOG)
+
+
+def links(repo: Repo) -> set[tuple[str, str, str]]:
+    import sqlite3
+
+    with sqlite3.connect(repo.path / ".nexusmem" / "memory.db") as db:
+        rows = db.execute(
+            "select s.ref, d.ref, l.kind from links l join nodes s on s.id = l.src "
+            "join nodes d on d.id = l.dst where l.kind in ('signature', 'trace')"
+        ).fetchall()
+    return set(rows)
+
+
+def test_a_failure_links_to_the_pass_after_which_its_error_was_gone(repo: Repo, home: Path):
+    agent_run(home, repo.path, "f1", "pytest tests/test_a.py", T0, YAML)
+    agent_run(home, repo.path, "f2", "pytest -k foo", T0 + 30, YAML)
+    agent_run(home, repo.path, "i", "pip install pyyaml", T0 + 60)
+    agent_run(home, repo.path, "p", "pytest -k foo", T0 + 90)
+    # Another session, another directory: neither shows the error gone from this one.
+    agent_run(home, repo.path, "x1", "pytest -x", T0, YAML, session="s2")
+    agent_run(home, repo.path / "web", "x2", "pytest -x", T0 + 60, session="s2")
+    sync(repo, "--link-failures")
+    assert links(repo) == {("f1", "p", "signature"), ("f2", "p", "signature")}
+    assert sync(repo, "--link-failures")["failures_examined"] == 0  # nothing new: no work
+    status = json.loads(run_cli("status", "--json", "-C", str(repo.path)).stdout)
+    assert status["chains"]["signature"] == 2 and status["chains"]["unresolved"] == 1
+
+    # Pasted as the agent saw it, the error line finds the three failures, and the pass
+    # follows the first of the two it was linked from.
+    found = titles(query(repo, "E   ModuleNotFoundError: No module named 'yaml'"))
+    failed = {title.split(": ", 1)[1] for title, _ in found if title.endswith("(exit 2)")}
+    assert {"pytest tests/test_a.py  (exit 2)", "pytest -k foo  (exit 2)"} <= failed
+    assert "pytest -x  (exit 2)" in failed
+    followed = [(found[i - 1][0], title, link) for i, (title, link) in enumerate(found) if link]
+    assert followed[0][0].startswith(("claude-code: pytest -k foo", "claude-code: pytest tests"))
+    assert followed[0][1:] in {
+        ("claude-code: pytest -k foo  (exit 0)", "retry"),
+        ("claude-code: pytest -k foo  (exit 0)", "signature"),
+    }
+
+
+def test_an_error_that_comes_back_was_not_fixed_by_the_pass_before(repo: Repo, home: Path):
+    agent_run(home, repo.path, "f1", "pytest tests/test_a.py", T0, YAML)
+    agent_run(home, repo.path, "p1", "pytest tests/test_b.py", T0 + 60)  # a pass, then ...
+    agent_run(home, repo.path, "f2", "pytest tests/test_a.py", T0 + 120, YAML)  # ... back again
+    agent_run(home, repo.path, "i", "pip install pyyaml", T0 + 180)
+    agent_run(home, repo.path, "p2", "pytest tests/test_a.py", T0 + 240)
+    sync(repo, "--link-failures")
+    assert links(repo) == {("f1", "p2", "signature"), ("f2", "p2", "signature")}
+
+
+def test_a_commit_touching_the_file_a_stack_trace_names_is_linked(repo: Repo, home: Path):
+    trace = (
+        'Exit code 1\nTraceback (most recent call last):\n  File "src/retry.py", line 3, in '
+        "upload\n    budget = BUDGETS[region]\nKeyError: 'eu-west-3 upload budget'"
+    )
+    now = float(repo.clock + 3600)
+    agent_run(home, repo.path, "f", "python -m app.upload", now, trace)
+    agent_run(home, repo.path, "g", "python -m app.report", now, YAML)  # names no repo file
+    repo.clock = int(now) + 600
+    fix = repo.commit("Add the eu-west-3 budget", {"src/retry.py": "BUDGETS = {}\n"}, days=0)
+    repo.commit("Unrelated", {"README.md": "# x\n"}, days=0)
+    sync(repo, "--link-failures")
+    assert links(repo) == {("f", fix, "trace")}
+    assert sync(repo, "--link-failures")["failures_examined"] == 0
