@@ -14,6 +14,7 @@ from ...models import Node
 from ...redact import redact, redact_cut
 from ..shell.nodes import _relative, _title, command_signal
 from . import AGENTS, author_of
+from .signature import from_record
 
 __all__ = ["SOURCE", "agent_node", "source_of"]
 
@@ -60,10 +61,12 @@ def agent_node(
     edited = [p for p in record.get("edited") or [] if isinstance(p, str)]
     error = record.get("error") if isinstance(record.get("error"), str) else None
     source = source_of(record)
+    sig = from_record(record)  # the error's signature: searchable, and meta.sig for recall
     facts = {
         "outcome": _outcome(outcome, exit_code),
         "changed before this ran": ", ".join(edited) or None,
         "error": redact(error).replace("\n", " / ") if error else None,
+        "error line": redact(sig.line) if sig else None,
         "cwd": _relative(record.get("cwd"), root),
         "ran by": f"the coding agent ({_label(source)})",
     }
@@ -94,6 +97,7 @@ def agent_node(
             "edited": edited,
             "captured": "agent",
             "author": author_of(source),
+            **({"sig": sig.id, "trace": sig.files} if sig else {}),
             "at": ts if isinstance(ts, int | float) else None,  # to the millisecond: order
         },
     )

@@ -32,7 +32,6 @@ from .payload import (
     AgentEvent,
     Dropped,
     adapter,
-    error_excerpt,
     normalize,
     parse,
     status_from_output,
@@ -128,12 +127,16 @@ def _remember_edit(event: AgentEvent, root: str, home: str) -> None:
 
 def _capture(event: AgentEvent, home: str, now: float, text: str, digest: str) -> dict[str, Any]:
     # Imported here: if the redaction table cannot load, nothing is written at all.
-    from ...redact import redact, redact_cut
+    from ...redact import redact_cut
 
     with session_state(home, event.session) as state:
         edited, state["edits"] = state["edits"], []
     command, redactions = redact_cut(text, MAX_COMMAND)
-    error = error_excerpt(redact(event.error)) if event.error else None
+    error = sig = None
+    if event.error:
+        from .signature import failure_fields  # its patterns compile on a failure only
+
+        error, sig = failure_fields(event.error, event.cwd, home)
     record = {
         "v": 1,
         "id": event.tool_use_id or os.urandom(12).hex(),
@@ -147,6 +150,7 @@ def _capture(event: AgentEvent, home: str, now: float, text: str, digest: str) -
         "outcome": event.outcome,
         "exit": event.exit,
         "error": error,
+        "sig": sig,
         "edited": edited,
         "ts": round(now, 3),
         "redactions": redactions,
@@ -175,25 +179,14 @@ def _recall(
             return None
         memory = recall.Memory(where[0], home, where[1])
         try:
-            since = now - recall.RECALL_DAYS * 86400
-            tale = recall.story(memory.runs(digest, event.cwd, since), exclude=exclude)
-            if tale is None or _settled(memory, tale, before=exclude is None):
-                return None
-            note = recall.note_for(memory, tale, now)
+            note = recall.note(memory, digest, event.cwd, now, exclude, state["noted"])
         finally:
             memory.close()
+        if note is None:
+            return None
         state["noted"][digest] = round(now)
         state["notes"] += 1
     return _answer(event, note)
-
-
-def _settled(memory: recall.Memory, tale: recall.Story, before: bool) -> bool:
-    """Before a run, a failure that has passed several times since (and was not undone) is
-    history, not a warning: one `git push` that failed in March must not cost every session
-    a note. Right after a failure, nothing is settled."""
-    if not before or tale.fix is None or tale.passes_after < recall.SETTLED:
-        return False
-    return memory.reverts_after(tale.fix.ts, tale.fix_edited) is None
 
 
 def _session_start(event: AgentEvent, root: str, top: str, home: str, now: float) -> str | None:
