@@ -755,6 +755,8 @@ def _print_agent_status(status: Any, as_json: bool) -> None:
             print(f"  hooks setting: {state}{why}: {agent.flag.path}")
         print(f"  notes: {'reach the agent' if agent.context is None else agent.context}")
         print(f"  last event: {_when(agent.last_event)}")
+        if agent.notice:
+            print(f"  note: {agent.notice}")
     drops = ", ".join(f"{reason} {count}" for reason, count in status.drops.items())
     print(f"drops: {drops or 'none'}")
     for agent in status.agents:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 from nexusmem_core.collectors.agent.install import flags, plugin
 from nexusmem_core.errors import ConfigError
 
-from ...conftest import Repo, run_cli
+from ...conftest import NEXUSMEM, Repo, run_cli
 
 GIT_DIR = os.path.dirname(shutil.which("git") or "/usr/bin/git")
 
@@ -256,6 +257,32 @@ def test_codex_hooks_are_turned_on_only_with_a_yes(tmp_path: Path):
         "codex_hooks = false   #", "codex_hooks = true   #"
     )
     assert "hooks setting: on" in agent("status", "--agent", "codex").stdout
+
+
+def test_on_a_terminal_the_user_is_asked_first(tmp_path: Path):
+    config = tmp_path / "codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(CODEX_CONFIG)
+    flipped = CODEX_CONFIG.replace("codex_hooks = false", "codex_hooks = true")
+    for answer, expected in ((b"\n", CODEX_CONFIG), (b"y\n", flipped)):
+        terminal, stdin = pty.openpty()
+        os.write(terminal, answer)
+        try:
+            done = subprocess.run(
+                [NEXUSMEM, "agent", "install", "--agent", "codex"],
+                stdin=stdin,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+        finally:
+            os.close(stdin)
+            os.close(terminal)
+        assert done.returncode == 0, done.stderr
+        assert f"codex_hooks = true in {config}" in done.stderr and "Set it? [y/N]" in done.stderr
+        assert config.read_text() == expected
+    status = agent("status", "--agent", "codex").stdout
+    assert "note: Codex runs a new or changed hook only once it is trusted" in status
 
 
 def test_an_old_codex_gets_a_features_table_of_one_line(tmp_path: Path):

@@ -50,6 +50,12 @@ def target(agent: str, project: bool, cwd: Path, env: Mapping[str, str] | None =
     return spec.user_file(os.environ if env is None else env)
 
 
+CODEX_TRUST = (
+    "Codex runs a new or changed hook only once it is trusted: open /hooks in Codex to trust "
+    "NexusMem's (after each install that changed them)"
+)
+
+
 def _flags(agent: str, project: bool) -> str:
     return f" --agent {agent}" + (" --project" if project else "")
 
@@ -205,6 +211,7 @@ class AgentReport:
     flag: Flag | None
     context: str | None  # None when notes reach the agent, else why they cannot
     last_event: float | None
+    notice: str | None = None  # what the agent itself asks before our hooks run
 
 
 @dataclass
@@ -246,7 +253,10 @@ def status(
             else FileStatus("project", None, "no repository")
         )
         flag = agent_flag(agent, project if project and project.exists() else None, env)
-        reports.append(
-            AgentReport(agent, label_of(agent), files, flag, context_of(agent), seen.get(agent))
+        report = AgentReport(
+            agent, label_of(agent), files, flag, context_of(agent), seen.get(agent)
         )
+        if agent == "codex" and any(f.state != "not installed" for f in files if f.path):
+            report.notice = CODEX_TRUST
+        reports.append(report)
     return Status(reports, max(seen.values(), default=None), read_drops(home))
