@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from nexusmem_core.collectors.agent import install as agents
 from nexusmem_core.collectors.agent.install import flags, plugin
 from nexusmem_core.errors import ConfigError
 
@@ -396,3 +397,32 @@ for (const mod of [ours, broken]) {
     assert after["hook_event_name"] == "tool.execute.after"
     assert after["args"] == {"command": "npm test"} and after["metadata"] == {"exit": 1}
     assert after["output"] == "1 failing"
+
+
+@pytest.mark.parametrize("name", ["codex", "gemini", "cursor", "opencode"])
+def test_hooks_from_a_moved_interpreter_show_as_outdated_with_the_fix(
+    tmp_path: Path, home: Path, name: str
+):
+    agents.install(name, home, tmp_path, python="/gone/bin/python")
+    [report] = agents.status([name], home, tmp_path).agents
+    user = report.files[0]
+    assert user.state == "outdated"
+    assert user.warnings == [
+        f"the interpreter /gone/bin/python does not exist: reinstall with "
+        f"`nexusmem agent install --agent {name}`",
+        "these hooks differ from what this NexusMem writes: "
+        f"run `nexusmem agent install --agent {name}` to update them",
+    ]
+    agents.install(name, home, tmp_path)
+    assert agents.status([name], home, tmp_path).agents[0].files[0].state == "installed"
+
+
+def test_settings_an_older_gemini_kept_in_hooks_are_left_alone(tmp_path: Path):
+    path = tmp_path / OURS["gemini"]
+    path.parent.mkdir(parents=True)
+    original = dumped({"hooks": {"enabled": True, "disabled": ["lint"]}})
+    path.write_bytes(original)
+    assert agent("install", "--agent", "gemini").returncode == 0
+    assert json.loads(path.read_text())["hooks"]["enabled"] is True
+    assert agent("remove", "--agent", "gemini").returncode == 0
+    assert path.read_bytes() == original

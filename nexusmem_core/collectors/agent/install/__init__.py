@@ -195,6 +195,7 @@ def remove_all(names: list[str], home: Path, cwd: Path, *, project: bool = False
 
 
 def file_status(agent: str, scope: str, path: Path, command: str) -> FileStatus:
+    """Which of our hooks the agent's ``path`` holds, in its own format."""
     spec, flags = SPECS[agent], _flags(agent, scope == "project")
     if isinstance(spec.format, nested.Nested):
         return nested.file_status(spec.format, scope, path, command, flags)

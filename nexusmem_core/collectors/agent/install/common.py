@@ -153,12 +153,14 @@ def note_created(home: Path, path: Path) -> None:
 
 
 def forget_created(home: Path, path: Path) -> None:
+    """Drop ``path`` from the note: it is gone, or no longer install's alone."""
     notes = _created(home)
     if notes.pop(str(path), None) is not None:
         _save(home, notes)
 
 
 def created_by_install(home: Path, path: Path) -> bool:
+    """Whether the note says install created ``path``."""
     return isinstance(_created(home).get(str(path)), str)
 
 
@@ -231,6 +233,7 @@ def missing_paths(command: str | list[str], fix: str) -> list[str]:
 
 
 def reinstall(flags: str) -> str:
+    """The way out of hooks that can no longer run."""
     return f"reinstall with `nexusmem agent install{flags}`"
 
 

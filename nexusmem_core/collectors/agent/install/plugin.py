@@ -149,6 +149,7 @@ def render(command: list[str]) -> str:
 
 
 def argv(command: str) -> list[str]:
+    """The hook command as the words the plugin spawns, with no shell between."""
     return shlex.split(command, posix=sys.platform != "win32")
 
 
