@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +100,115 @@ def test_each_fixture_reads_into_its_canonical_event(agent: str, name: str):
     got["paths"] = [os.path.join(event.cwd, p) for p in event.paths]  # Codex's are relative
     assert got == want
     assert event.agent == agent and event.cwd == "/repo"
+
+
+# How a run ended, as each agent states it (or does not): (agent, fixture, changes at dotted
+# paths) -> (outcome, exit code, working directory).
+ENDINGS = [
+    ("codex", "post_tool_use_bash", {"tool_response": "Output:\nExit code: 3\n"}, "unknown", None),
+    (
+        "codex",
+        "post_tool_use_bash",
+        {"tool_response": "Wall time: 0.2 seconds\nProcess exited with code 2\nOutput:\nboom"},
+        "failed",
+        2,
+    ),
+    ("codex", "post_tool_use_bash", {"tool_response": {"exit_code": 0, "output": "ok"}}, "ok", 0),
+    (
+        "gemini",
+        "after_tool_shell",
+        {"tool_response.llmContent": "Command was cancelled by user before it could complete."},
+        "interrupted",
+        None,
+    ),
+    ("gemini", "after_tool_shell", {"tool_input.is_background": True}, "background", None),
+    (
+        "gemini",
+        "after_tool_shell",
+        {"tool_response.error": {"message": "spawn ENOENT", "type": "shell_execute_error"}},
+        "failed",
+        None,
+    ),
+    ("cursor", "post_tool_use_failure_shell", {"is_interrupt": True}, "interrupted", None),
+    (
+        "cursor",
+        "post_tool_use_failure_shell",
+        {"failure_type": "permission_denied", "error_message": "Rejected by the user"},
+        "denied",
+        None,
+    ),
+    (
+        "cursor",
+        "post_tool_use_failure_shell",
+        {"failure_type": "timeout", "error_message": "Command timed out after 30s"},
+        "failed",
+        None,
+    ),
+    (
+        "opencode",
+        "tool_execute_after_bash",
+        {
+            "metadata": {},
+            "output": "bash tool terminated command after exceeding timeout 120000 ms",
+        },
+        "failed",
+        None,
+    ),
+    (
+        "opencode",
+        "tool_execute_after_bash",
+        {"metadata.exit": None, "output": "User aborted the command"},
+        "interrupted",
+        None,
+    ),
+]
+
+
+def _changed(data: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    for path, value in changes.items():
+        *parents, key = path.split(".")
+        target = data
+        for name in parents:
+            target = target[name]
+        target[key] = value
+    return data
+
+
+@pytest.mark.parametrize(("agent", "name", "changes", "outcome", "code"), ENDINGS)
+def test_an_outcome_is_what_the_agent_stated_and_never_a_guess(
+    agent: str, name: str, changes: dict[str, Any], outcome: str, code: int | None
+):
+    data = _changed(fixture(agent, name, Path("/repo")), changes)
+    event = parse(json.dumps(data).encode(), agent)
+    assert isinstance(event, AgentEvent)
+    assert (event.outcome, event.exit) == (outcome, code)
+    if outcome == "failed":  # notes after a failure hang on the canonical event
+        assert event.event == "PostToolUseFailure"
+
+
+@pytest.mark.parametrize(
+    ("agent", "name", "changes"),
+    [
+        ("gemini", "before_tool_shell", {"tool_input.dir_path": "web"}),
+        ("cursor", "post_tool_use_shell", {"tool_input.working_directory": "/repo/web"}),
+        ("opencode", "tool_execute_before_bash", {"args.workdir": "web"}),
+    ],
+)
+def test_a_command_runs_where_the_agent_says(agent: str, name: str, changes: dict[str, Any]):
+    data = _changed(fixture(agent, name, Path("/repo")), changes)
+    event = parse(json.dumps(data).encode(), agent)
+    assert isinstance(event, AgentEvent) and event.cwd == "/repo/web"
+
+
+def test_gemini_output_is_read_without_the_lines_gemini_adds():
+    """``make; echo $?`` shows its status at the end of what the command printed: Gemini's
+    own ``Process Group PGID`` line after it must not hide it."""
+    data = fixture("gemini", "after_tool_shell", Path("/repo"))
+    data["tool_response"]["llmContent"] = (
+        "<untrusted_context>\nOutput: built\n2\nProcess Group PGID: 77\n</untrusted_context>"
+    )
+    event = parse(json.dumps(data).encode(), "gemini")
+    assert isinstance(event, AgentEvent) and event.stdout_tail == "built\n2"
 
 
 @pytest.mark.parametrize("agent", sorted(AGENTS))
@@ -397,3 +509,70 @@ def test_session_start_gives_the_digest_where_the_agent_takes_it(project: Repo, 
         assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
         digest = answer["hookSpecificOutput"]["additionalContext"]
     assert "`make docs` failed 1x" in digest
+
+
+_DRIVER = """\
+import { NexusMem } from "./nexusmem.mjs";
+const [directory, session, steps] = process.argv.slice(2);
+const hooks = await NexusMem({ directory });
+const outputs = [];
+let calls = 0;
+for (const step of JSON.parse(steps)) {
+  const input = { tool: step.tool, sessionID: session, callID: `call_${session}_${++calls}` };
+  await hooks["tool.execute.before"](input, { args: step.args });
+  const output = { title: "", output: step.output, metadata: step.metadata };
+  await hooks["tool.execute.after"]({ ...input, args: step.args }, output);
+  outputs.push(output.output);
+}
+console.log(JSON.stringify(outputs));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="opencode's plugins run on node or bun")
+def test_the_installed_opencode_plugin_and_the_adapter_agree(project: Repo, tmp_path: Path):
+    """The plugin ``agent install`` writes, run as opencode runs it, feeding the real hook."""
+    from nexusmem_core.collectors.agent.install.plugin import render
+
+    from .hookrun import HOOK
+
+    (tmp_path / "nexusmem.mjs").write_text(
+        render([sys.executable, "-S", "-P", str(HOOK), "opencode"])
+    )
+    (tmp_path / "driver.mjs").write_text(_DRIVER)
+
+    def bash(command: str, code: int) -> dict[str, Any]:
+        text = "npm ERR! Test failed.\n" if code else "42 passing\n"
+        return {
+            "tool": "bash",
+            "args": {"command": command},
+            "output": text,
+            "metadata": {"exit": code, "output": text},
+        }
+
+    def edit(path: str) -> dict[str, Any]:
+        args = {"filePath": str(project.path / path), "oldString": "3", "newString": "5"}
+        return {"tool": "edit", "args": args, "output": "", "metadata": {}}
+
+    def session(name: str, *steps: dict[str, Any]) -> list[str]:
+        argv = ["node", str(tmp_path / "driver.mjs"), str(project.path), name, json.dumps(steps)]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        outputs: list[str] = json.loads(done.stdout)
+        return outputs
+
+    first = session(
+        "ses_a",
+        edit("src/retry.py"),
+        bash("npm test", 1),
+        bash("npm test", 1),
+        edit("src/retry.py"),
+        bash("npm test", 0),
+    )
+    assert first[1] == "npm ERR! Test failed.\n"  # a first failure: the output as it was
+    failed, _, note = first[2].partition("\n\nNexusMem: ")  # the note follows the output
+    assert failed.rstrip() == "npm ERR! Test failed." and note.startswith("`npm test` failed once")
+    assert first[4] == "42 passing\n"
+    (again,) = session("ses_b", bash("npm test", 0))
+    passed, _, note = again.partition("\n\nNexusMem: ")
+    assert passed.rstrip() == "42 passing" and note.startswith("`npm test` failed 2 times")
+    assert "Recorded fix: it passed at" in note and "after editing src/retry.py" in note
