@@ -8,7 +8,9 @@ key is fixed). The history is ``story.py`` (hand-written, the facts the queries 
 woven with ``filler.py`` (everyday commits and commands) on one timeline, March to September
 2026. Commands go to ``HOME/shell-history.jsonl`` exactly as the shell hook writes them
 (``record.build_record`` + ``hooklog.append``), with their cwd inside the repository (a few
-outside it, which sync must leave out).
+outside it, which sync must leave out). The coding agents' sessions (``story.AGENT_SESSIONS``)
+go through the agent hook's own handling, each payload in its agent's format (``agents.py``),
+into ``HOME/agent-events.jsonl``.
 """
 
 from __future__ import annotations
@@ -29,13 +31,14 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import agents  # noqa: E402
 import filler  # noqa: E402
 import story  # noqa: E402
 from model import Commit, Edit, Shell, ts  # noqa: E402
 
 __all__ = ["FIXTURE_VERSION", "build", "source_digest"]
 
-FIXTURE_VERSION = 1  # bump when the fixture's output changes
+FIXTURE_VERSION = 2  # bump when the fixture's output changes (2: the agents' sessions)
 SEED = 20260302
 N_FILLER = 112  # snippets first (as their dates allow), dependency bumps for the rest
 N_ROUTINE_SESSIONS = 26
@@ -47,7 +50,7 @@ SHELLS = {"ana": "zsh", "ben": "bash", "chen": "zsh", "dana": "fish"}
 def source_digest() -> str:
     """A hash of the files that define the fixture: a cache is stale when they change."""
     h = hashlib.sha256(str(FIXTURE_VERSION).encode())
-    for name in ("model.py", "story.py", "filler.py", "fixture.py"):
+    for name in ("model.py", "story.py", "filler.py", "fixture.py", "agents.py"):
         h.update((HERE / name).read_bytes())
     return h.hexdigest()[:16]
 
@@ -350,6 +353,7 @@ def build(dest: Path, home: Path | None = None, quiet: bool = True) -> dict[str,
             merges += 1
     head = git("rev-parse", "HEAD").strip()
     records = write_shell_log(home, dest, rng) if home is not None else 0
+    payloads = write_agent_log(home, dest) if home is not None else {}
     doc_sections = sum(len(v) for v in tree.docs.values())
     stats = {
         "fixture_version": FIXTURE_VERSION,
@@ -360,6 +364,7 @@ def build(dest: Path, home: Path | None = None, quiet: bool = True) -> dict[str,
         "doc_files": len(tree.docs),
         "doc_sections": doc_sections,
         "shell_records": records,
+        "agent_payloads": payloads,
         "seconds": round(time.perf_counter() - started, 2),
     }
     if not quiet:
@@ -423,6 +428,23 @@ def write_shell_log(home: Path, repo: Path, rng: random.Random) -> int:
         hooklog.append(home, record)
         written += 1
     return written
+
+
+def write_agent_log(home: Path, repo: Path) -> dict[str, int]:
+    """The agents' sessions through their hooks. The hook records only in a repository where
+    NexusMem has run: the workspace is made first (the evaluation makes a fresh one)."""
+    from nexusmem_core.collectors.agent import AGENT_LOG
+
+    cli = HERE.parent.parent / "cli.py"
+    env = {**os.environ, "NEXUSMEM_HOME": str(home), "NEXUSMEM_VECTOR": "off"}
+    subprocess.run(
+        [sys.executable, str(cli), "init", "-C", str(repo)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    (home / AGENT_LOG).unlink(missing_ok=True)
+    return agents.replay(story.AGENT_SESSIONS, repo, home)
 
 
 def main() -> None:

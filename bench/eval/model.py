@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "A",
+    "AgentSession",
+    "AgentStep",
     "Cmd",
     "Commit",
     "D",
@@ -94,6 +96,29 @@ class Shell:
     when: str
     cmds: tuple[Cmd, ...]
     session: str = ""
+
+
+@dataclass(frozen=True)
+class AgentStep:
+    """One tool call of a coding agent: a command (with what it printed, or its error), or an
+    edit of ``edit`` (a path in the repository)."""
+
+    cmd: str = ""
+    exit: int = 0
+    output: str = ""
+    edit: str = ""
+    cwd: str = ""  # relative to the repository root
+    after: float = 1.0  # minutes after the previous step
+    duration: float = 2.0  # seconds
+
+
+@dataclass(frozen=True)
+class AgentSession:
+    """One coding agent's session (``agent``: a key of the agents table), from ``when``."""
+
+    agent: str
+    when: str
+    steps: tuple[AgentStep, ...]
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import textwrap
 
-from model import A, Cmd, Commit, D, Doc, R, Section, Shell, W, code
+from model import A, AgentSession, AgentStep, Cmd, Commit, D, Doc, R, Section, Shell, W, code
 
 __all__ = ["AUTHORS", "DOCS", "SESSIONS", "STORY"]
 
@@ -2377,5 +2377,107 @@ SESSIONS: list[Shell] = [
             ),
         ),
         session="chen-index",
+    ),
+]
+
+
+# ---------------------------------------------------------------------------- agent sessions
+
+# What the coding agents ran, one session each, as their hooks hand it over (agents.py). Each
+# holds a failure that two different commands died of, and what made it go away; Claude Code's
+# also runs one command again later into a different error, which must not meet the first.
+_YAML = (
+    "ImportError while loading conftest '/home/ana/photodrop/tests/conftest.py'.\n"
+    "tests/conftest.py:4: in <module>\n    import yaml\n"
+    "E   ModuleNotFoundError: No module named 'yaml'"
+)
+_PG = (
+    "sqlalchemy.exc.OperationalError: (psycopg.OperationalError) connection failed: connection "
+    'to server at "127.0.0.1", port 5433 failed: Connection refused\n'
+    "\tIs the server running on that host and accepting TCP/IP connections?"
+)
+_STUBS = (
+    'src/photodrop/search.py:12: error: Library stubs not installed for "requests"  '
+    "[import-untyped]\nFound 1 error in 1 file (checked 17 source files)"
+)
+_VITE = (
+    '[vite]: Rollup failed to resolve import "@photodrop/ui/Lightbox" from '
+    '"/home/dana/photodrop/frontend/src/pages/Album.tsx".\nerror during build:'
+)
+_CREDS = "botocore.exceptions.NoCredentialsError: Unable to locate credentials"
+
+AGENT_SESSIONS: list[AgentSession] = [
+    AgentSession(
+        "codex",
+        "2026-05-12 10:00",
+        (
+            AgentStep(edit="src/photodrop/config.py"),
+            AgentStep("pytest tests/test_storage.py -q", 1, _YAML),
+            AgentStep("pytest -k presigned -q", 1, _YAML.replace("ana", "ana/work"), after=2),
+            AgentStep("pip install pyyaml", 0, "Successfully installed PyYAML-6.0.2"),
+            AgentStep("pytest tests/test_storage.py -q", 0, "14 passed in 2.31s"),
+        ),
+    ),
+    AgentSession(
+        "gemini",
+        "2026-06-03 15:00",
+        (
+            AgentStep("alembic upgrade head", 1, _PG),
+            AgentStep("pytest tests/test_migrations.py -q", 1, f"E   {_PG}", after=3),
+            AgentStep("docker compose up -d db", 0, "Container photodrop-db-1  Started"),
+            AgentStep(
+                "alembic upgrade head",
+                0,
+                "INFO  [alembic.runtime.migration] Running upgrade 0007 -> 0008, add album cover",
+            ),
+        ),
+    ),
+    AgentSession(
+        "cursor",
+        "2026-07-09 11:00",
+        (
+            AgentStep(edit="src/photodrop/search.py"),
+            AgentStep("mypy src/photodrop", 1, _STUBS),
+            AgentStep("mypy src/photodrop/search.py", 1, _STUBS.replace("17", "1")),
+            AgentStep("pip install types-requests", 0, "Successfully installed types-requests"),
+            AgentStep("mypy src/photodrop", 0, "Success: no issues found in 17 source files"),
+        ),
+    ),
+    AgentSession(
+        "opencode",
+        "2026-08-18 14:00",
+        (
+            AgentStep("npm run build", 1, _VITE, cwd="frontend"),
+            AgentStep("npx vite build --mode staging", 1, _VITE, cwd="frontend", after=4),
+            AgentStep(edit="frontend/package.json"),
+            AgentStep("npm install", 0, "added 3 packages in 4s", cwd="frontend"),
+            AgentStep("npm run build", 0, "built in 4.21s", cwd="frontend"),
+        ),
+    ),
+    AgentSession(
+        "claude",
+        "2026-09-02 16:00",
+        (
+            AgentStep(
+                "pytest tests/test_upload.py -q",
+                1,
+                f"E   {_CREDS}\nFAILED tests/test_upload.py::test_presigned_put - {_CREDS}",
+            ),
+            AgentStep(
+                "python -m photodrop.backfill --dry-run",
+                1,
+                "Traceback (most recent call last):\n  File "
+                '"/home/ben/photodrop/src/photodrop/backfill.py", line 41, in main\n'
+                f"    client.head_bucket(Bucket=bucket)\n{_CREDS}",
+            ),
+            AgentStep(edit="tests/conftest.py"),
+            AgentStep("pytest tests/test_upload.py -q", 0, "9 passed in 1.12s"),
+            AgentStep(
+                "pytest tests/test_upload.py -q",
+                1,
+                "FAILED tests/test_upload.py::test_large_upload - AssertionError: assert 413 == 201",
+                after=40,
+            ),
+        ),
     ),
 ]
