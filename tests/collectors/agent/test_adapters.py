@@ -576,3 +576,17 @@ def test_the_installed_opencode_plugin_and_the_adapter_agree(project: Repo, tmp_
     passed, _, note = again.partition("\n\nNexusMem: ")
     assert passed.rstrip() == "42 passing" and note.startswith("`npm test` failed 2 times")
     assert "Recorded fix: it passed at" in note and "after editing src/retry.py" in note
+
+
+def test_a_command_node_names_its_agent_and_an_old_record_is_claude_codes():
+    from nexusmem_core.collectors.agent.nodes import agent_node
+
+    record = {"v": 1, "id": "r1", "cmd": "npm test", "outcome": "ok", "exit": 0, "ts": 1.5}
+    for agent in AGENTS:
+        node = agent_node("p", record | {"agent": agent, "shell": agent}, 1000)
+        assert (node.source, node.meta["author"]) == (f"agent:{agent}", AGENTS[agent])
+        assert f"ran by: the coding agent ({adapter(agent).LABEL})" in node.body
+    for old in (record, record | {"agent": "aider"}, record | {"agent": 7}):
+        node = agent_node("p", old, 1000)  # a log line from before the field, or from elsewhere
+        assert (node.source, node.meta["author"]) == ("agent:claude", "claude-code")
+        assert "ran by: the coding agent (Claude Code)" in node.body
