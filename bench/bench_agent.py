@@ -16,6 +16,9 @@
    commands never run here, commands that only ever passed, near misses, failed commands run
    outside the repository, first failures (all silent; one session per call, so a false note
    cannot hide the next); rationing. Exits 1 on a note where none (or fewer) was allowed.
+   Errors shared by different commands: a note naming what made the error go away; a near
+   miss of that error, the same command failing otherwise, generic errors and a corpus of
+   distinct errors: silent.
 3. **Chains.** A generated shell log in which every failure has a known intent, synced with
    ``--link-failures``: retry links against that ground truth, and what linking costs a sync.
 
@@ -38,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -185,13 +189,20 @@ def tool(event: str, session: str, cwd: Path, name: str, args: dict, **fields: o
     )
 
 
-def bash(event: str, session: str, cwd: Path, command: str) -> bytes:
+def own_error(command: str) -> str:
+    """A failure message of ``command``'s own: one test of its own failing. Different commands
+    mostly fail for different reasons; part 2 (d) has them share one on purpose."""
+    slug = format(zlib.crc32(command.encode()), "08x")
+    return f"Exit code 1\n..F\nFAILED tests/test_{slug}.py::test_{slug} - AssertionError"
+
+
+def bash(event: str, session: str, cwd: Path, command: str, error: str | None = None) -> bytes:
     args = {"command": command, "description": "Run it"}
     if event == "PostToolUse":
         response = {"stdout": "ok\n", "stderr": "", "interrupted": False}
         return tool(event, session, cwd, "Bash", args, tool_response=response)
     if event == "PostToolUseFailure":
-        error = "Exit code 1\nFAILED tests/test_api.py::test_login - AssertionError"
+        error = own_error(command) if error is None else error
         return tool(event, session, cwd, "Bash", args, error=error, is_interrupt=False)
     return tool(event, session, cwd, "Bash", args)
 
@@ -486,6 +497,7 @@ def bench_notes(repo: Path, base: Path, env: dict, records: list, quick: bool) -
     for _ in range(3):
         hook(bash("PreToolUse", session, Path(cwd), again))
     hook.row("(c) the same failed command 3 times in one session", 1, 3)
+    bench_errors(hook, repo, rng)
     print("## 2. Notes emitted and suppressed\n")
     print(
         "The hook as whole processes on the memory of part 1. A note is *due* on a call for a "
@@ -498,6 +510,70 @@ def bench_notes(repo: Path, base: Path, env: dict, records: list, quick: bool) -
     print(f"\nPrecision violations (a note where none, or fewer, was allowed): {len(hook.false)}.")
     print("".join(f"- {note}\n" for note in hook.false))
     return len(hook.false)
+
+
+YAML_PYTEST = (
+    "Exit code 2\n==== test session starts ====\ncollected 0 items / 1 error\n"
+    "tests/test_{mod}.py:1: in <module>\n    import yaml\n"
+    "E   ModuleNotFoundError: No module named 'yaml'\n==== 1 error in 0.0{n}s ===="
+)
+TRACEBACK = (
+    'Exit code 1\nTraceback (most recent call last):\n  File "/tmp/{n}/src/{mod}.py", line {n}, '
+    "in <module>\n    import {module}\nModuleNotFoundError: No module named '{module}'"
+)
+DISTINCT = [  # what else goes wrong: each a different error
+    "Exit code 1\nTypeError: Cannot read properties of undefined (reading '{word}')",
+    "Exit code 101\nerror[E0425]: cannot find value `{word}` in this scope\n --> src/{mod}.rs:"
+    "{n}:5\nerror: could not compile `{mod}`",
+    "Exit code 2\nsrc/{mod}.ts({n},5): error TS2339: Property '{word}' does not exist on type "
+    "'{mod}'.",
+    'Exit code 1\nsrc/{mod}.py:{n}: error: Name "{word}" is not defined  [name-defined]',
+    "Exit code 1\nFAILED tests/test_{mod}.py::test_{word} - KeyError: '{word}_{n}'",
+    'Exit code 1\nnpm ERR! Missing script: "{word}"\nnpm ERR! A complete log of this run',
+    "Exit code 2\npanic: {mod}: nil map entry for {word}\n\ngoroutine 1 [running]:",
+]
+GENERIC = ["Exit code 1\nError", "Exit code 2\nmake: *** [all] Error 2", "Exit code 1", ""]
+
+
+def bench_errors(hook: Driver, repo: Path, rng: random.Random) -> None:
+    """(d) Failures matched by what went wrong: due where two commands share an error and it
+    went away; silent for a near miss of it, for the same command failing otherwise, for
+    generic errors and for distinct ones."""
+    say("notes: errors (d)")
+    mod, s1 = rng.choice(MODS), sid()
+    first = f"pytest tests/test_{mod}.py -q"
+    hook(bash("PostToolUseFailure", s1, repo, first, YAML_PYTEST.format(mod=mod, n=5)))
+    hook(bash("PostToolUse", s1, repo, "pip install pyyaml"))
+    hook(bash("PostToolUse", s1, repo, first))
+    hook.row("(d) an error, an install, a pass; one session", 0, 0)
+    due = [f"python -m orbit.{mod}.load", f"pytest -k {mod}_load", "python scripts/seed.py"]
+    notes = []
+    for i, command in enumerate(due):
+        error = TRACEBACK.format(n=40 + i, mod=mod, module="yaml")
+        notes.append(hook(bash("PostToolUseFailure", sid(), repo, command, error)) or "")
+    hook.row(
+        "(d) other commands, the same error: names the install",
+        len(due),
+        len(due),
+        all("went away after `pip install pyyaml`" in n for n in notes),
+    )
+    say(f"  error note: {notes[0]}")
+    for module in ("requests", "yaml_extra", "pyyaml"):
+        error = TRACEBACK.format(n=7, mod=mod, module=module)
+        hook(bash("PostToolUseFailure", sid(), repo, f"python -m orbit.{mod}.{module}", error))
+    hook.row("(d) near misses of the error (another module)", 0, 0)
+    other = f"Exit code 1\nFAILED tests/test_{mod}.py::test_load - AssertionError: assert 1 == 2"
+    hook(bash("PostToolUseFailure", sid(), repo, first, other))
+    hook.row("(d) the same command failing with another error", 0, 0)
+    for i, error in enumerate(GENERIC * 3):
+        hook(bash("PostToolUseFailure", sid(), repo, f"make target-{i}", error))
+    hook.row("(d) generic errors (exit code only, a bare Error, make's banner)", 0, 0)
+    for i in range(30):
+        command = f"{rng.choice(['npm run', 'cargo', 'go run', 'tox -e'])} job-{i}"
+        word = rng.choice(WORDS)
+        error = rng.choice(DISTINCT).format(mod=rng.choice(MODS), word=f"{word}{i}", n=i + 3)
+        hook(bash("PostToolUseFailure", sid(), repo, command, error))
+    hook.row("(d) 30 distinct errors of new commands", 0, 0)
 
 
 # --- 3. chains on a realistic shell log ------------------------------------------------------
