@@ -1196,7 +1196,7 @@ def _scan_commands(
         help="dry run: the conversation turns and agent commands a sync would write, per agent",
         description="Read this repository's Claude Code transcripts and Codex CLI, Gemini CLI "
         "and opencode sessions as a sync with --conversation would, and show the turns and the "
-        "shell commands (Gemini CLI, opencode) it would write, the secrets redacted in each, "
+        "shell commands (all but Claude Code's) it would write, the secrets redacted in each, "
         "and per agent the files read, failures found and lines passed over. Nothing is "
         "written.",
     )

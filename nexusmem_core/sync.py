@@ -419,7 +419,9 @@ async def _drop_project(db: Database, pid: str, config: ProjectConfig) -> dict[s
         await db.execute(f"delete from {table} where project_id = ?", (pid,))
     rows = await db.fetchall(
         "select source, count(*) from nodes where project_id = ? "
-        f"and kind != 'session_summary' and source in ({_SOURCES}) group by source",
+        # Turns and threads: the commands a transcript gave are kept too, but not counted.
+        f"and kind not in ('session_summary', 'shell_command') and source in ({_SOURCES}) "
+        "group by source",
         (pid,),
     )
     kept: dict[str, int] = {}

@@ -5,8 +5,8 @@ trees or paths beneath them, every Codex rollout, Gemini CLI's in the project fo
 paths, and opencode's sessions run there (each a "file" of its own, ``<database>#<session>``,
 whose size is its count of parts and whose mtime its last change); each kept when the working
 directory it records lies inside the repository (one of its worktrees included). The shell
-commands Gemini CLI's and opencode's sessions record become ``shell_command`` nodes beside the
-turns (see ``ran.py``).
+commands Codex CLI's, Gemini CLI's and opencode's sessions record become ``shell_command``
+nodes beside the turns (see ``ran.py``).
 
 Incremental: each file's size and mtime as last read are kept in ``source_files``, and an
 unchanged file is not opened again (a file of another repository included, so Codex's shared

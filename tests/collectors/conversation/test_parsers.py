@@ -137,3 +137,24 @@ def test_harness_markup_that_never_closes_is_kept():
         transcript.human_text("<command-name>/cost</command-name>\n<command-args></command-args>")
         == ""
     )
+
+
+def test_a_codex_rollout_gives_the_shell_commands_it_ran_with_their_exit_code(tmp_path: Path):
+    found = parse_codex(str(CODEX_FIXTURE), anywhere)
+    [build] = found.commands
+    assert (build.command, build.exit, build.cwd) == ("npm run build", 1, "/home/dev/project")
+    assert build.error == "Error [ERR_MODULE_NOT_FOUND]: Cannot find module dist/index.js"
+    # A call never answered (the session stopped) and one whose output is not JSON.
+    meta = {"type": "session_meta", "payload": {"id": CODEX_SESSION, "cwd": "/p"}}
+    calls = [
+        {"type": "function_call", "name": "shell", "call_id": "a",
+         "arguments": json.dumps({"command": ["cargo", "test"], "workdir": "/p"})},
+        {"type": "function_call", "name": "shell", "call_id": "b",
+         "arguments": json.dumps({"command": ["bash", "-lc", "make"]})},
+        {"type": "function_call_output", "call_id": "b", "output": "aborted"},
+    ]  # fmt: skip
+    lines = [meta] + [{"type": "response_item", "payload": c} for c in calls]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    [make] = parse_codex(str(path), anywhere).commands
+    assert (make.command, make.exit, make.cwd, make.error) == ("make", None, "/p", "aborted")

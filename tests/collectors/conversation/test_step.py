@@ -171,9 +171,13 @@ async def test_search_memory_finds_a_turn(engine: Engine, repo: Repo, settings: 
             {"query": "ERR_MODULE_NOT_FOUND build", "project_root": str(repo.path)},
         )
     assert not result.is_error, result.content
-    top = result.structured_content["results"][0]
-    assert top["kind"] == "conversation_turn" and top["provenance"] == "recorded"
-    assert top["title"].startswith("npm run build fails with ERR_MODULE_NOT_FOUND")
+    found = result.structured_content["results"]
+    # The turn that asked, and the failed build the session ran, both from the rollout.
+    turn = next(r for r in found if r["kind"] == "conversation_turn")
+    assert turn["provenance"] == "recorded"
+    assert turn["title"].startswith("npm run build fails with ERR_MODULE_NOT_FOUND")
+    ran = next(r for r in found if r["kind"] == "shell_command")
+    assert ran["provenance"] == "observed" and ran["title"] == "codex: npm run build  (exit 1)"
     assert "[recorded]" in result.content[0].text
 
 
@@ -184,7 +188,9 @@ def test_scan_conversation_previews_with_redaction_counts(repo: Repo, settings: 
     assert out.returncode == 0, out.stderr
     found = json.loads(out.stdout)
     assert (found["files"], found["skipped"], found["redacted"]) == (2, 4, 3)
-    assert sorted(row["redacted"] for row in found["nodes"]) == [0, 0, 1, 1, 1]
+    # Five turns, and the command the Codex session ran (`npm run build`, exit 1).
+    assert sorted(row["redacted"] for row in found["nodes"]) == [0, 0, 0, 1, 1, 1]
+    assert found["agents"]["codex"]["failed"] == 1
     assert AWS_KEY not in out.stdout and RECORDED_CWD not in out.stdout
     text = run_cli("scan-conversation", "--limit", "1", "-C", str(repo.path))
     assert len(text.stdout.splitlines()) == 1
@@ -249,7 +255,8 @@ async def test_pruning_a_conversation_source_reads_it_again_next_time(
     install_codex(settings.codex_dir, repo.path)
     assert (await handlers.sync(engine, embed=False, conversation=True)).conversation_files == 2
     pruned = await handlers.prune_source(engine, "conversation:codex", apply=True)
-    assert pruned.removed == 2 and pruned.reset == ["the record of read transcripts"]
+    assert pruned.removed == 3 and pruned.reset == ["the record of read transcripts"]
+    assert pruned.by_kind == {"conversation_turn": 2, "shell_command": 1}
     again = await handlers.sync(engine, embed=False, conversation=True)
     assert (again.conversation_files, again.conversation) == (1, 2)
 
