@@ -52,7 +52,7 @@ __all__ = ["MAX_JSON_FILE", "gemini_files", "parse_gemini"]
 MAX_JSON_FILE = 32 * 1024 * 1024  # an older whole-object session file; larger is skipped
 MAX_PROJECTS = 10_000  # folders under tmp/ looked at
 MAX_REGISTRY = 4 * 1024 * 1024
-MAX_RESULT_CHARS = 256 * 1024  # of a tool result's text: shell.ts keeps 50 KB of output
+MAX_RESULT_CHARS = 256 * 1024  # of a tool result's text, its end: shell.ts keeps 50 KB of output
 SHELL_TOOL = "run_shell_command"
 _MARKER = ".project_root"
 _EXIT = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
@@ -299,5 +299,9 @@ def _result_text(result: object) -> str:
         answer = response.get("response") if isinstance(response, dict) else None
         if isinstance(answer, dict):
             found += [answer[k] for k in ("output", "error") if isinstance(answer.get(k), str)]
-    text = "\n".join(found)[:MAX_RESULT_CHARS]
+    text = "\n".join(found)
+    if len(text) > MAX_RESULT_CHARS:
+        # The end says why it failed; the cut lands on a line end, so no secret is halved.
+        text = text[-MAX_RESULT_CHARS:]
+        text = text[text.find("\n") + 1 :]
     return _UNTRUSTED.sub("", text).strip() if storable(text) else ""

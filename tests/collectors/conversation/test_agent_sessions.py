@@ -136,3 +136,35 @@ def test_scan_conversation_previews_each_agent(repo: Repo, settings: Settings, t
     sources = {row["source"] for row in data["nodes"]}
     assert sources == {"conversation:gemini", "conversation:opencode"}
     assert not (repo.path / ".nexusmem" / "memory.db").exists()  # a dry run writes nothing
+
+
+async def test_a_command_the_agents_hook_recorded_is_not_written_twice(
+    engine: Engine, repo: Repo, settings: Settings, home: Path
+):
+    from nexusmem_core.collectors.agent import AGENT_LOG
+    from nexusmem_core.collectors.shell import hooklog
+
+    install_opencode(settings.data_home, repo.path)
+    record = {
+        "v": 1,
+        "id": "hooked-build",
+        "agent": "opencode",
+        "shell": "opencode",
+        "session": "ses_3f2a9c1d5ffeQ8Rk2mVb7NcX1a",
+        "tool_use_id": "toolu_01Build",  # the same call the session's part records
+        "cwd": str(repo.path),
+        "cmd": "npm run build",
+        "cmd_hash": hooklog.command_hash(home, "npm run build"),
+        "outcome": "failed",
+        "exit": 2,
+        "edited": [],
+        "ts": 1_770_200_002,
+    }
+    hooklog.append(home, record, AGENT_LOG)
+    report = await handlers.sync(engine, embed=False, conversation=True)
+    assert report.agent == 5  # the hook's command, and four of the session's five
+    rows = await engine.db.fetchall(
+        "select source from nodes where title = 'npm run build' "
+        "and json_extract(meta, '$.exit') = 2"
+    )
+    assert rows == [("agent:opencode",)]

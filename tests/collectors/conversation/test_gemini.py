@@ -4,6 +4,7 @@ to read are passed over and counted."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from nexusmem_core.collectors.conversation import gemini
@@ -99,3 +100,24 @@ def test_many_rewinds_cost_linear_time(tmp_path: Path):
     with within(2.0):
         found = parse_gemini(str(path), str(tmp_path), anywhere)
     assert len(found.exchanges) == 10_000
+
+
+def test_a_long_result_keeps_its_end_where_the_exit_code_and_the_reason_are(tmp_path: Path):
+    printed = "Output: " + "progress line\n" * 40_000 + "E   AssertionError: boom"
+    call = {
+        "id": "c1",
+        "name": "run_shell_command",
+        "args": {"command": "make test"},
+        "status": "success",
+        "result": [{"functionResponse": {"response": {"output": printed + "\nExit Code: 2"}}}],
+    }
+    lines = [
+        {"sessionId": "s", "projectHash": "h"},
+        {"id": "m1", "type": "user", "content": "run the tests"},
+        {"id": "m2", "type": "gemini", "content": "", "toolCalls": [call]},
+    ]
+    path = tmp_path / "session-long.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    [ran] = parse_gemini(str(path), str(tmp_path), anywhere).commands
+    assert ran.exit == 2 and ran.error is not None
+    assert ran.error.startswith("progress line\n") and ran.error.endswith("AssertionError: boom")
