@@ -237,7 +237,7 @@ async def _error_links(db: Database, project_id: str, since: int, now: int) -> t
     if not failures:
         return 0, 0
     row = await db.fetchone("select root from projects where id = ?", (project_id,))
-    root = str(row[0]) if row else ""
+    root = os.path.realpath(row[0]) if row else ""  # trace files are kept as real paths
     groups: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
     for failure in failures:
         session, cwd = failure[9], failure[10]

@@ -96,7 +96,8 @@ def failure_fields(error: str, cwd: str, home: str) -> tuple[str | None, dict[st
     found = signature(clean)
     sig = None
     if found is not None:
-        files = [os.path.normpath(os.path.join(cwd, f)) for f in found.files]
+        # Real paths, as the project's root is kept: a trace read through a link still counts.
+        files = [os.path.realpath(os.path.join(cwd, f)) for f in found.files]
         sig = {"id": found.id, "line": found.line, "files": files}
     return error_excerpt(clean, chars), sig
 
