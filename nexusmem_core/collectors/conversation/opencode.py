@@ -16,7 +16,8 @@ files, steps and patches beside them. The ``bash`` tool's state (``src/tool/bash
 killed), or ``error`` with the ``error`` text (a refused permission among them).
 
 The database is opened read-only, and each session is read by itself: a sync lists the
-sessions run inside the repository and reads those whose parts changed.
+sessions run inside the repository and reads those whose parts changed. A subagent's session
+(``parent_id`` set) gives its commands, not its turns: the main agent wrote its prompts.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ def parse_opencode(key: str, directory: str, ours: Callable[[str], bool]) -> Tra
     if not transcript.ours:
         return transcript
     try:
-        messages, parts = _rows(Path(db), session)
+        child, messages, parts = _rows(Path(db), session)
     except sqlite3.Error as err:
         raise OSError(f"opencode database: {err}") from None
     for message_id, created, data in messages:
@@ -113,13 +114,16 @@ def parse_opencode(key: str, directory: str, ours: Callable[[str], bool]) -> Tra
             _answer(transcript, kept, ts)
         else:
             transcript.skipped += 1
+    if child:  # a subagent's session: its prompts came from the main agent, not a person
+        transcript.exchanges = []
     return transcript
 
 
-def _rows(db: Path, session: str) -> tuple[list[tuple[Any, ...]], dict[str, list[Any]]]:
-    """The session's messages in order, and its parts by message; an oversize row's data
-    comes back as None."""
+def _rows(db: Path, session: str) -> tuple[bool, list[tuple[Any, ...]], dict[str, list[Any]]]:
+    """Whether the session is a subagent's, its messages in order, and its parts by message;
+    an oversize row's data comes back as None."""
     with closing(_connect(db)) as con:
+        parent = con.execute("select parent_id from session where id = ?", (session,)).fetchone()
         messages = con.execute(
             "select id, time_created, case when length(data) > ? then null else data end "
             "from message where session_id = ? order by time_created, id limit ?",
@@ -132,7 +136,7 @@ def _rows(db: Path, session: str) -> tuple[list[tuple[Any, ...]], dict[str, list
             (MAX_DATA, session, MAX_ROWS),
         ):
             parts.setdefault(message_id, []).append(data)
-    return messages, parts
+    return bool(parent and parent[0]), messages, parts
 
 
 def _json(data: object) -> dict[str, Any] | None:

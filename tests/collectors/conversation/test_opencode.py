@@ -90,3 +90,12 @@ def test_reading_never_writes_to_the_database(tmp_path: Path):
     before = db.read_bytes()
     parse_opencode(f"{db}#{OPENCODE_SESSION}", str(repo), within_repo(repo))
     assert db.read_bytes() == before and json.loads(json.dumps(str(db)))
+
+
+def test_a_subagents_session_gives_its_commands_not_its_prompts(tmp_path: Path):
+    repo = tmp_path / "project"
+    rows = opencode_rows(repo)
+    rows["session"][0]["parent_id"] = "ses_3f2a9c1d4ffeParentSession"
+    db = install_opencode(tmp_path, repo, rows)
+    found = parse_opencode(f"{db}#{OPENCODE_SESSION}", str(repo), within_repo(repo))
+    assert found.exchanges == [] and len(found.commands) == 5
