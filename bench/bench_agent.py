@@ -64,7 +64,7 @@ from _common import (
 
 sys.path.insert(0, str(ROOT))
 from nexusmem_core.collectors.commands import is_predicate
-from nexusmem_core.collectors.shell.hooklog import LOG_FILE
+from nexusmem_core.collectors.shell.hooklog import LOG_FILE, command_hash
 from nexusmem_core.collectors.shell.record import build_record
 from nexusmem_core.lock import SYNC_LOCK, acquire
 
@@ -650,6 +650,136 @@ def bench_chains(base: Path, args: argparse.Namespace, env: dict[str, str]) -> N
     )
 
 
+# --- 4. chains by error signature on generated agent sessions ---------------------------------
+
+INSTALLS = ["pip install py{module}", "npm install {module}", "uv add {module}", "make deps"]
+
+
+def error_sessions(home: Path, repo: Path, incidents: int, seed: int, end: float) -> tuple:
+    """Agent log records of ``incidents`` sessions, each a failure with a known intent, with its
+    error and signature as the hook keeps them; and, for each failure's id, the id of the pass
+    meant as the fix (None where no link is due)."""
+    from nexusmem_core.collectors.agent.signature import failure_fields
+
+    rng = random.Random(seed)
+    records: list[dict] = []
+    truth: dict[str, str | None] = {}
+    clock = end - incidents * 900.0
+    kinds = Counter[str]()
+
+    def add(session: str, command: str, error: str | None = None) -> str:
+        nonlocal clock
+        clock += rng.uniform(5, 60)
+        kept, sig = failure_fields(error, str(repo), str(home)) if error else (None, None)
+        ident = f"e{len(records)}"
+        records.append(
+            {
+                "v": 1, "id": ident, "shell": "claude", "agent": "claude", "session": session,
+                "cwd": str(repo), "cmd": command, "cmd_hash": command_hash(str(home), command),
+                "outcome": "failed" if error else "ok", "exit": 1 if error else 0,
+                "error": kept, "sig": sig, "edited": [], "ts": round(clock, 3),
+            }
+        )  # fmt: skip
+        return ident
+
+    for n in range(incidents):
+        session, mod = f"err-{n}", rng.choice(MODS)
+        module = f"{rng.choice(WORDS)}{n}"
+        error = TRACEBACK.format(n=n, mod=mod, module=module)
+        first, second = f"pytest tests/test_{mod}.py -q", f"pytest -k {rng.choice(WORDS)}"
+        kinds_ = ["fixed", "persists", "back", "others", "unrelated"]
+        kind = rng.choices(kinds_, [50, 15, 10, 15, 10])[0]
+        kinds[kind] += 1
+        fails = [add(session, first, error)]
+        if rng.random() < 0.5:
+            fails.append(add(session, second, error))
+        add(session, rng.choice(["git status", "ls", f"cat src/{mod}.py"]))
+        if kind == "others":  # only other programs pass: the error is not shown gone
+            add(session, "npm run build")
+            add(session, f"make lint-{mod}")
+            truth.update(dict.fromkeys(fails))
+            continue
+        add(session, rng.choice(INSTALLS).format(module=module))
+        if kind == "unrelated":  # the same program passes on a test that never needed it
+            add(session, f"pytest tests/test_{rng.choice(MODS)}_unrelated.py")
+            truth.update(dict.fromkeys(fails))
+            continue
+        if kind == "persists":
+            fails.append(add(session, first, error))
+            truth.update(dict.fromkeys(fails))
+            continue
+        if kind == "back":  # it passes, then the error comes back, and stays
+            add(session, second)
+            fails.append(add(session, first, error))
+            truth.update(dict.fromkeys(fails))
+            continue
+        fix = add(session, rng.choice([first, second, f"pytest tests/test_{mod}.py"]))
+        add(session, "git commit -am wip")
+        truth.update(dict.fromkeys(fails, fix))
+    return records, truth, kinds
+
+
+def bench_error_chains(base: Path, args: argparse.Namespace, env: dict[str, str]) -> None:
+    repo, home = base / "errors-repo", base / "errors-home"
+    say("error chains: generated agent sessions, each failure with a known intent")
+    gen_repo.generate(repo, 100, args.seed, quiet=True)
+    repo, env = repo.resolve(), env | {"NEXUSMEM_HOME": str(home)}
+    run([NEXUSMEM, "init", "-C", str(repo)], env)
+    incidents = 60 if args.quick else 400
+    records, truth, kinds = error_sessions(home, repo, incidents, args.seed, time.time() - 3600)
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / "agent-events.jsonl", "a", encoding="utf-8") as out:
+        for r in records:
+            out.write(json.dumps(r, separators=(",", ":")) + "\n")
+    t0 = time.perf_counter()
+    run([NEXUSMEM, "sync", "-C", str(repo), "--no-embed", "--link-failures", "-q"], env)
+    took = time.perf_counter() - t0
+    db = sqlite3.connect(f"file:{repo / '.nexusmem' / 'memory.db'}?mode=ro", uri=True)
+    links = dict(
+        db.execute(
+            "select s.ref, d.ref from links l join nodes s on s.id = l.src "
+            "join nodes d on d.id = l.dst where l.kind = 'signature'"
+        ).fetchall()
+    )
+    signed = db.execute(
+        "select count(*) from nodes where json_extract(meta, '$.sig') is not null"
+    ).fetchone()[0]
+    db.close()
+    due = [f for f, fix in truth.items() if fix is not None]
+    right = sum(links.get(f) == truth[f] for f in due)
+    wrong = sum(1 for f, dst in links.items() if truth.get(f) != dst)
+    rows = [
+        ["incidents (fixed / persists / comes back / only others pass / unrelated pass)",
+         " / ".join(str(kinds[k]) for k in ("fixed", "persists", "back", "others", "unrelated"))],
+        ["failures, with a signature (nodes)", f"{len(truth)}, {signed}"],
+        ["links due (failures of fixed incidents)", str(len(due))],
+        ["signature links made", str(len(links))],
+        ["to the intended pass", str(right)],
+        ["where none was due, or to another pass", str(wrong)],
+        ["precision", f"{right / len(links):.1%}" if links else "-"],
+        ["recall", f"{right / len(due):.1%}" if due else "-"],
+        ["sync with --link-failures (s)", f"{took:.2f}"],
+    ]  # fmt: skip
+    print("## 4. Failure -> fix chains by error signature, on generated agent sessions\n")
+    print(
+        f"{incidents} agent sessions, each a failure (a missing module of its own) with a known "
+        "intent: *fixed* (an install, then a pass of the failing command or of the same "
+        "program), *persists* (an install, and it fails again), *comes back* (a pass, then the "
+        "error again), *only others pass* (other programs pass after it: nothing shows it "
+        "gone), *unrelated pass* (an install, then the same program passes on a test that never "
+        "needed the module, and the failing command is not run again). Records are written as "
+        "the hook writes them (error text and signature through `signature.failure_fields`).\n"
+    )
+    print(
+        "The stories are generated to the rule's own shape, so *fixed*, *persists*, *comes "
+        "back* and *only others pass* check that it is implemented as meant; *unrelated pass* "
+        "is the case it cannot tell from a fix (a pass of the same program counts as the error "
+        "gone), and its links are the rule's known false positives.\n"
+    )
+    print(table(["figure", "value"], rows))
+    print()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs and lines: a smoke test")
@@ -677,6 +807,7 @@ def main(argv: list[str] | None = None) -> int:
         violations = bench_notes(repo, base, env, records, args.quick)
         sys.stdout.flush()
         bench_chains(base, args, env)
+        bench_error_chains(base, args, env)
     finally:
         reap(timeout=30)  # nothing is left running behind us, even after an error
         shutil.rmtree(base, ignore_errors=True)
