@@ -119,16 +119,25 @@ def find_transcripts(
             continue  # deleted since it was listed
         found.append(Found(source, str(path), stat.st_size, stat.st_mtime_ns, cwd))
     if cfg.opencode:
-        db = opencode_db(settings.data_home)
-        try:
-            sessions = opencode_sessions(db, scope.ours)
-        except sqlite3.Error as err:
-            log.warning("opencode_unreadable", path=str(db), error=str(err))
-            sessions, unlisted = [], 1
-        for s in sessions:
-            found.append(Found(OPENCODE, s.key, s.parts, s.updated_ms * 1_000_000, s.directory))
+        sessions, unlisted = _opencode_found(opencode_db(settings.data_home), scope)
+        found += sessions
     found.sort(key=lambda f: (f.mtime_ns, f.path), reverse=True)
     return found, unlisted
+
+
+def _opencode_found(db: Path, scope: Scope) -> tuple[list[Found], int]:
+    """opencode's sessions of the repository, each a "file": its size is its count of parts,
+    its mtime its last change. A database that cannot be read is one line and one skip."""
+    try:
+        sessions = opencode_sessions(db, scope.ours)
+    except sqlite3.Error as err:
+        log.warning("opencode_unreadable", path=str(db), error=str(err))
+        return [], 1
+    return [
+        Found(OPENCODE, s.key, s.parts, s.updated_ms * 1_000_000, s.directory)
+        for s in sessions
+        if storable(s.key)
+    ], 0
 
 
 @dataclass
