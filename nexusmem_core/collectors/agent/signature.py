@@ -35,10 +35,13 @@ __all__ = [
     "MAX_CHARS",
     "MAX_INPUT",
     "Signature",
+    "Step",
     "error_chars",
     "failure_fields",
     "from_record",
+    "head",
     "signature",
+    "went_away",
 ]
 
 DEFAULT_CHARS = 300  # characters of a failure's (redacted) message kept
@@ -214,10 +217,14 @@ def signature(text: str) -> Signature | None:
 def _normal(match: re.Match[str], pattern: re.Pattern[str]) -> str | None:
     """The error in a matched line, masked; None when what is left is too generic."""
     if pattern is _PYTEST:
+        inner = _EXCEPTION.match(match.group(2))
+        found = _normal(inner, _EXCEPTION) if inner else None
+        if found is not None:
+            return found  # the error alone, as a traceback names it: the same error anywhere
         test, message = match.group(1), _mask(match.group(2))
         if _specific(message):
-            return message  # the error alone: another command that hits it is the same error
-        return f"{test} {message}" if message else None
+            return message
+        return f"{test} {message}" if message else None  # the test is what is specific
     if pattern is _EXCEPTION:
         kind = match.group(1).rsplit(".", 1)[-1] if "." in match.group(1) else match.group(1)
         message = _mask(match.group(2) or "")
@@ -269,11 +276,10 @@ def _path(match: re.Match[str]) -> str:
 
 
 def _basename(path: str) -> str:
-    """``/tmp/x1/src/app.py:12`` as ``…/app.py``: the directories are where it ran, the file is
-    what failed."""
+    """``/tmp/x1/src/app.py:12`` as ``app.py``: the directories are where it ran (and how it
+    was named from there), the file is what failed."""
     name = re.split(r"[/\\]", path.rstrip("/\\"))[-1]
-    name = name.split(":", 1)[0]
-    return "…/" + name if ("/" in path or "\\" in path) else name
+    return name.split(":", 1)[0]
 
 
 # Words that say something failed without saying what: a signature needs two others.

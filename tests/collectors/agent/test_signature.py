@@ -66,6 +66,16 @@ SAME = {
         "FileNotFoundError: [Errno 2] No such file or directory: '/tmp/3f9a2c1b7d/out/run.json'",
         "FileNotFoundError: [Errno 2] No such file or directory: '/tmp/77be01cd9e/out/run.json'",
     ),
+    "a test's summary line and a traceback": (
+        "FAILED tests/test_c.py::test_load - yaml.scanner.ScannerError: mapping values are not "
+        "allowed here",
+        'Traceback (most recent call last):\n  File "load.py", line 3, in <module>\n'
+        "yaml.scanner.ScannerError: mapping values are not allowed here",
+    ),
+    "a checker run from two directories": (
+        'src/app.py:3: error: Name "retry_budget" is not defined  [name-defined]',
+        'app.py:14: error: Name "retry_budget" is not defined  [name-defined]',
+    ),
     "one test failing under two commands": (
         "Exit code 1\n....F.\nFAILED tests/test_api.py::test_login - AssertionError: assert 1 == 2"
         "\n1 failed, 5 passed in 0.31s",
