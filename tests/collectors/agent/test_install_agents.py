@@ -373,6 +373,8 @@ for (const mod of [ours, broken]) {
   const output = { output: "1 failing", metadata: { exit: 1 } };
   await hooks["tool.execute.after"](input, output);
   await hooks["tool.execute.after"]({ tool: "read", callID: "c2" }, { output: "x" });
+  const alone = { tool: "bash", sessionID: "ses_1", callID: "call_9", args: { command: "make" } };
+  await hooks["tool.execute.after"](alone, { output: "", metadata: { exit: 0 } });
   console.log(JSON.stringify(output.output));
 }
 """
@@ -385,7 +387,7 @@ for (const mod of [ours, broken]) {
     assert done.returncode == 0, done.stderr
     outputs = [json.loads(line) for line in done.stdout.splitlines()]
     assert outputs == ["1 failing\n\nNexusMem: this failed before", "1 failing"]
-    before, after = [json.loads(line) for line in seen.read_text().splitlines()]
+    before, after, alone = [json.loads(line) for line in seen.read_text().splitlines()]
     assert before == {
         "hook_event_name": "tool.execute.before",
         "session_id": "ses_1",
@@ -397,6 +399,8 @@ for (const mod of [ours, broken]) {
     assert after["hook_event_name"] == "tool.execute.after"
     assert after["args"] == {"command": "npm test"} and after["metadata"] == {"exit": 1}
     assert after["output"] == "1 failing"
+    # An after whose before was missed (a plugin loaded mid-call) carries its own arguments.
+    assert alone["call_id"] == "call_9" and alone["args"] == {"command": "make"}
 
 
 @pytest.mark.parametrize("name", ["codex", "gemini", "cursor", "opencode"])

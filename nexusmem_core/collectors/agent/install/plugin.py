@@ -126,7 +126,8 @@ export const NexusMem = async ({ directory }) => {
         if (!TOOLS.has(input?.tool)) return;
         const before = pending.get(input.callID) || {};
         pending.delete(input.callID);
-        const extra = { args: before.args, output: output?.output, metadata: output?.metadata };
+        const args = before.args ?? input?.args;  // a before that was missed: the after's own
+        const extra = { args, output: output?.output, metadata: output?.metadata };
         const note = noteOf(await run(payload("tool.execute.after", input, extra))) || before.note;
         if (note && output && typeof output.output === "string") {
           output.output += "\\n\\n" + note;
