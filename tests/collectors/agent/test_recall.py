@@ -409,3 +409,12 @@ def test_with_the_setting_off_no_error_text_is_kept(
     assert (record["outcome"], record["error"], record["sig"]) == ("failed", None, None)
     assert "yaml" not in (home / "agent-events.jsonl").read_text()
     assert run_cli("sync", "-q", "-C", str(project.path)).returncode == 0  # the CLI takes it too
+
+
+def test_a_reported_exit_code_keeps_stderr_as_the_error(project: Repo, home: Path):
+    data = payload("post_bash_ok", project.path, command="pytest -k foo", session_id="s1")
+    data["tool_response"] |= {"exit_code": 2, "stderr": YAML_PYTEST}
+    run_hook(data)
+    (record,) = log_records(home)
+    assert (record["outcome"], record["exit"]) == ("failed", 2)
+    assert "No module named 'yaml'" in record["error"] and record["sig"] is not None

@@ -109,6 +109,9 @@ def _success(out: AgentEvent, tool_input: dict[str, Any], response: Any) -> None
         if isinstance(code, int) and not isinstance(code, bool):
             out.exit = code
             out.outcome = "ok" if code == 0 else "failed"
+            stderr = response.get("stderr")
+            if code and isinstance(stderr, str) and stderr.strip():
+                out.error = clean(stderr).strip()  # why it failed: kept as a failure's message
             return
     # PostToolUse fires for a Bash command that succeeded, i.e. exited 0.
     out.outcome, out.exit = "ok", 0
