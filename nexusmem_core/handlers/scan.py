@@ -79,7 +79,8 @@ async def scan_conversation(
     settings: Settings, repo: RepoInfo, cfg: ProjectConfig, limit: int | None = None
 ) -> dict[str, Any]:
     """What a sync with the conversation source on would write, without writing: the turns
-    (with the secrets replaced in each), files read, lines skipped and secrets in total."""
+    and the commands the agents ran (with the secrets replaced in each), files read, lines
+    skipped and secrets in total, and those totals by agent."""
     from ..collectors.conversation.step import preview
 
     _check_limit("scan-conversation", limit, "nodes")
