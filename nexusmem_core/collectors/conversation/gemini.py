@@ -108,10 +108,10 @@ def gemini_files(gemini_dir: Path, roots: Iterable[str]) -> list[tuple[Path, str
         if owner is None or not _beneath(owner, roots):
             continue
         try:
-            found += [(Path(f.path), owner) for f in os.scandir(Path(entry.path, "chats"))
-                      if _session_file(f)]  # fmt: skip
+            chats = list(os.scandir(Path(entry.path, "chats")))
         except OSError:
             continue
+        found += [(Path(f.path), owner) for f in chats if _session_file(f)]
     return found
 
 
@@ -120,8 +120,14 @@ def _beneath(path: str, roots: list[str]) -> bool:
 
 
 def _session_file(entry: os.DirEntry[str]) -> bool:
+    """A main session's file (a subagent's is in a folder of its own, left out)."""
     name = entry.name
-    return name.startswith("session-") and name.endswith((".json", ".jsonl")) and entry.is_file()
+    try:
+        return (
+            name.startswith("session-") and name.endswith((".json", ".jsonl")) and entry.is_file()
+        )
+    except OSError:
+        return False
 
 
 def parse_gemini(path: str, cwd: str, ours: Callable[[str], bool]) -> Transcript:
@@ -130,7 +136,7 @@ def parse_gemini(path: str, cwd: str, ours: Callable[[str], bool]) -> Transcript
     if not transcript.ours:
         return transcript
     messages = _Messages()
-    for record in _records(path, transcript):
+    for record in _records(path):
         if record is None or not messages.take(record, transcript):
             transcript.skipped += 1
     for message in messages.ordered():
@@ -138,7 +144,9 @@ def parse_gemini(path: str, cwd: str, ours: Callable[[str], bool]) -> Transcript
     return transcript
 
 
-def _records(path: str, transcript: Transcript) -> Iterator[dict[str, Any] | None]:
+def _records(path: str) -> Iterator[dict[str, Any] | None]:
+    """A ``.jsonl`` file's records line by line; an older ``.json`` file's one object, read
+    whole when small enough (None for one too large or not JSON: one skip)."""
     if path.endswith(".jsonl"):
         yield from read_records(path)
         return
