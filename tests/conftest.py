@@ -91,9 +91,11 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # Hermetic: no test may reach a real Ollama (port 9 is discard: nothing listens there).
     monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:9")
     monkeypatch.delenv("NEXUSMEM_EMBED_MODEL", raising=False)
-    # Nor read the user's own Claude Code transcripts or Codex sessions.
+    # Nor read the user's own Claude Code transcripts, Codex, Gemini CLI or opencode sessions.
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "gemini-home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     return path
 
 
