@@ -224,6 +224,8 @@ class SyncReport:
     failures_examined: int = 0  # failed commands looked at by the failure -> fix linker
     linked_retry: int = 0  # links added this sync
     linked_discussion: int = 0
+    linked_signature: int = 0  # its error was gone after a later pass (chains.py)
+    linked_trace: int = 0  # a commit touched a file its stack trace names
     embedded: int = 0
     vectors: str = "off"  # "ok", "off", or why the embedding pass stopped
     judged: int = 0  # new contradiction verdicts from the chat model (cached pairs are free)

@@ -40,6 +40,8 @@ _HEADER_TAGS = re.compile(
 _LINKED = {
     "retry": "  -- linked as the fix (the same command passed)",
     "discussion": "  -- linked as the fix (discussed here)",
+    "signature": "  -- linked as the fix (its error was gone after it)",
+    "trace": "  -- linked as the fix (a commit to a file its stack trace names)",
 }
 
 
@@ -148,7 +150,9 @@ def _chains_text(chains: dict[str, int]) -> str:
         return "no failed commands recorded"
     return (
         f"{chains['failures']} failed command(s) examined: {chains['retry']} linked by retry, "
-        f"{chains['discussion']} by discussion, {chains['unresolved']} with no fix recorded"
+        f"{chains['discussion']} by discussion, {chains.get('signature', 0)} by their error "
+        f"going away, {chains.get('trace', 0)} by a commit to a traced file, "
+        f"{chains['unresolved']} with no fix recorded"
     )
 
 

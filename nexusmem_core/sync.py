@@ -214,6 +214,7 @@ async def _record(
             links = await link(db, pid)
             report.failures_examined = links.examined
             report.linked_retry, report.linked_discussion = links.retry, links.discussion
+            report.linked_signature, report.linked_trace = links.signature, links.trace
         if judged is not None:
             from .hygiene.review import restore_judgements
 

@@ -281,11 +281,14 @@ def test_a_failure_links_to_the_pass_after_which_its_error_was_gone(repo: Repo, 
     # Another session, another directory: neither shows the error gone from this one.
     agent_run(home, repo.path, "x1", "pytest -x", T0, YAML, session="s2")
     agent_run(home, repo.path / "web", "x2", "pytest -x", T0 + 60, session="s2")
-    sync(repo, "--link-failures")
+    report = sync(repo, "--link-failures")
     assert links(repo) == {("f1", "p", "signature"), ("f2", "p", "signature")}
+    assert report["linked_signature"] == 2
     assert sync(repo, "--link-failures")["failures_examined"] == 0  # nothing new: no work
     status = json.loads(run_cli("status", "--json", "-C", str(repo.path)).stdout)
     assert status["chains"]["signature"] == 2 and status["chains"]["unresolved"] == 1
+    text = run_cli("status", "-C", str(repo.path)).stdout
+    assert "2 by their error going away, 0 by a commit to a traced file, 1 with no fix" in text
 
     # Pasted as the agent saw it, the error line finds the three failures, and the pass
     # follows the first of the two it was linked from.
@@ -322,6 +325,8 @@ def test_a_commit_touching_the_file_a_stack_trace_names_is_linked(repo: Repo, ho
     repo.clock = int(now) + 600
     fix = repo.commit("Add the eu-west-3 budget", {"src/retry.py": "BUDGETS = {}\n"}, days=0)
     repo.commit("Unrelated", {"README.md": "# x\n"}, days=0)
-    sync(repo, "--link-failures")
+    assert sync(repo, "--link-failures")["linked_trace"] == 1
     assert links(repo) == {("f", fix, "trace")}
+    shown = run_cli("query", "-C", str(repo.path), "KeyError eu-west-3 upload budget").stdout
+    assert "-- linked as the fix (a commit to a file its stack trace names)" in shown
     assert sync(repo, "--link-failures")["failures_examined"] == 0

@@ -75,6 +75,10 @@ def scrub_line(line: bytes, tally: Counter[str]) -> bytes:
             count = record.get("redactions")
             if name == "cmd" and hits and isinstance(count, int) and not isinstance(count, bool):
                 record["redactions"] = count + sum(hits.values())
+    sig = record.get("sig")  # the line an error signature was taken from, as printed
+    if isinstance(sig, dict) and isinstance(sig.get("line"), str):
+        sig["line"], hits = redact_tally(sig["line"])
+        found.update(hits)
     if not found:
         return line
     tally.update(found)

@@ -3,6 +3,7 @@ and cursors taken on the old file read on the new one as if nothing had moved.""
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from pathlib import Path
@@ -144,3 +145,16 @@ def test_an_agent_record_loses_the_secrets_of_its_command_and_its_error(home: Pa
     assert scrub_line(line, tally).count(b"[REDACTED]") == 2
     assert tally == {"secret_option": 1, "github_token": 1}
     assert scrub_line(b"make\n", tally) == b"make\n"
+
+
+def test_an_agent_records_error_line_is_scrubbed_with_its_command_and_error():
+    """The line an error signature was taken from is text the agent printed: an older table
+    may have missed a secret in it, as in the error it came from."""
+    line = f"fatal: could not read from https://{TOKEN}@github.com/acme/app.git"
+    agent = {**record(1, "git push"), "error": line, "sig": {"id": "ab", "line": line}}
+    raw = (json.dumps(agent) + "\n").encode()
+    tally: Counter[str] = Counter()
+    scrubbed = json.loads(scrub_line(raw, tally))
+    assert TOKEN not in json.dumps(scrubbed)
+    assert scrubbed["sig"]["line"] == redact(line) and scrubbed["error"] == redact(line)
+    assert tally == Counter({"github_token": 2})
