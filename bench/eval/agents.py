@@ -18,7 +18,7 @@ from typing import Any
 
 from model import AgentSession, AgentStep
 
-__all__ = ["payloads", "replay"]
+__all__ = ["BUILDERS", "payloads", "replay", "session_start"]
 
 
 def _ids(session: AgentSession, index: int) -> tuple[str, str]:
@@ -133,13 +133,29 @@ def _opencode(step: AgentStep, cwd: str, sid: str, call: str) -> list[dict[str, 
     return [before, after]
 
 
-_BUILDERS = {
+BUILDERS = {
     "claude": _claude,
     "codex": _codex,
     "gemini": _gemini,
     "cursor": _cursor,
     "opencode": _opencode,
 }
+
+
+def session_start(agent: str, cwd: str, sid: str) -> dict[str, Any]:
+    """The payload of a new session of ``agent`` (opencode: its plugin's session.created)."""
+    if agent == "opencode":
+        return {"hook_event_name": "session.created", "session_id": f"ses_{sid}", "cwd": cwd}
+    if agent == "cursor":
+        return {
+            "conversation_id": sid,
+            "session_id": sid,
+            "hook_event_name": "sessionStart",
+            "workspace_roots": [cwd],
+            "is_background_agent": False,
+            "composer_mode": "agent",
+        }
+    return {"session_id": sid, "cwd": cwd, "hook_event_name": "SessionStart", "source": "startup"}
 
 
 def payloads(session: AgentSession, repo: Path) -> list[tuple[float, bytes]]:
@@ -151,7 +167,7 @@ def payloads(session: AgentSession, repo: Path) -> list[tuple[float, bytes]]:
         clock += step.after * 60
         cwd = str(repo / step.cwd) if step.cwd else str(repo)
         sid, call = _ids(session, index)
-        events = _BUILDERS[session.agent](step, cwd, sid, call)
+        events = BUILDERS[session.agent](step, cwd, sid, call)
         for offset, event in enumerate(events):  # the after-event once the command has run
             out.append((clock + offset * step.duration, json.dumps(event).encode()))
         clock += step.duration
