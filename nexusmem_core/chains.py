@@ -276,6 +276,16 @@ async def _link_gone(
     start = next((i for i, r in enumerate(runs) if r[0] == failure[0]), None)
     if start is None:
         return 0
+    # From the session's first failure with this error within the window: a pass of a command
+    # that failed with it earlier (`npm run build`, then `npx vite build`) shows it gone too.
+    start = next(
+        (
+            i
+            for i, r in enumerate(runs[:start])
+            if r[5] and r[6] == failure[6] and r[1] >= failure[1] - WINDOW
+        ),
+        start,
+    )
     window = [r for r in runs[start:] if r[1] <= failure[1] + WINDOW]
     steps = [Step(bool(r[4]), bool(r[5]), r[6], r[7], str(r[3]), _paths(r[8])) for r in window]
     found = went_away(steps, failure[6])

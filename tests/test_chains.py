@@ -304,6 +304,20 @@ def test_a_failure_links_to_the_pass_after_which_its_error_was_gone(repo: Repo, 
     }
 
 
+def test_a_pass_of_another_command_that_failed_with_the_error_shows_it_gone(
+    repo: Repo, home: Path
+):
+    """`npm run build` and then `npx vite build` die on one error; after an install, `npm run
+    build` passes: the error is gone for both, though `npx` never ran again."""
+    vite = '[vite]: Rollup failed to resolve import "@acme/ui/Lightbox" from "src/Album.tsx".'
+    agent_run(home, repo.path, "b1", "npm run build", T0, vite)
+    agent_run(home, repo.path, "v1", "npx vite build --mode staging", T0 + 30, vite)
+    agent_run(home, repo.path, "i", "npm install", T0 + 60)
+    agent_run(home, repo.path, "b2", "npm run build", T0 + 90)
+    sync(repo, "--link-failures")
+    assert links(repo) == {("b1", "b2", "signature"), ("v1", "b2", "signature")}
+
+
 def test_an_error_that_comes_back_was_not_fixed_by_the_pass_before(repo: Repo, home: Path):
     agent_run(home, repo.path, "f1", "pytest tests/test_a.py", T0, YAML)
     agent_run(home, repo.path, "p1", "pytest tests/test_b.py", T0 + 60)  # a pass, then ...

@@ -168,6 +168,9 @@ _LOCATED = re.compile(
     r"(?:fatal )?(?:error|Error|ERROR)(?: (?:TS|CS|C|LNK)\d{1,5}| \[[\w-]{1,40}\])?:\s*(.+)$"
 )
 _NPM = re.compile(r"^npm (?:ERR!|error) (.+)$")
+# "Rollup failed to resolve import ...", "Failed to connect to ...": a tool saying what it could
+# not do, in words rather than an error type (vite, curl, docker, cargo's resolver).
+_FAILED_TO = re.compile(r"^(?:[\w.@/-]{1,40} )?failed to (.+)$", re.IGNORECASE)
 _FATAL = re.compile(r"^(?:fatal|FATAL|ERROR|Error|error)\s*:\s*(.+)$")
 _KINDS = (  # (pattern, rank, last)
     (_PYTEST, 6, False),
@@ -177,6 +180,15 @@ _KINDS = (  # (pattern, rank, last)
     (_LOCATED, 4, False),
     (_NPM, 3, False),
     (_FATAL, 2, False),
+    (_FAILED_TO, 1, False),
+)
+# How a tool or an agent frames a line of output: a label (`Output: `, Gemini CLI's shell tool),
+# a tool's tag (`[vite]: `), a status before the text (`Command failed with exit code 1: `).
+# Taken off before a line is read, so the error it frames is found where it would be bare.
+_FRAMING = re.compile(
+    r"^(?:(?:Output|Stdout|Stderr|Error output)\s*:|\[[\w.@/-]{1,40}\]\s*:?|"
+    r"(?:command )?failed with exit (?:code|status) -?\d{1,5}\s*:)\s*",
+    re.IGNORECASE,
 )
 
 
@@ -191,7 +203,7 @@ def _candidates(text: str) -> list[tuple[int, int, str, re.Match[str], re.Patter
     """Every line shaped like an error, as (rank, order, line, match, pattern)."""
     found = []
     for position, raw in enumerate(_ANSI.sub("", _bounded(text)).splitlines()):
-        line = raw.strip()[:MAX_LINE]
+        line = _FRAMING.sub("", raw.strip()[:MAX_LINE], count=1)
         if len(line) < 4 or _BANNER.search(line):
             continue
         for pattern, rank, last in _KINDS:
@@ -239,7 +251,9 @@ def _normal(match: re.Match[str], pattern: re.Pattern[str]) -> str | None:
     if pattern is _RUST:
         prefix = match.group(0).split(":", 1)[0] + ": "  # error[E0425]: the code says much
     else:
-        prefix = {_GO_PANIC: "panic: ", _NPM: "npm: "}.get(pattern, "error: ")
+        prefix = {_GO_PANIC: "panic: ", _NPM: "npm: ", _FAILED_TO: "failed to "}.get(
+            pattern, "error: "
+        )
     return prefix + message if _specific(message) else None
 
 

@@ -142,6 +142,23 @@ NAMED = {
         "\x1b[31mE   ModuleNotFoundError: No module named 'yaml'\x1b[0m",
         "ModuleNotFoundError: No module named 'yaml'",
     ),
+    # How agents and tools frame what a command printed (Gemini CLI's shell tool, a tool's
+    # tag, a status before the text): the error is read from under it.
+    "Gemini CLI's Output: label": (
+        "<untrusted_context>\nOutput: E   ModuleNotFoundError: No module named 'yaml'\n"
+        "Exit Code: 1\nProcess Group PGID: 4243\n</untrusted_context>",
+        "ModuleNotFoundError: No module named 'yaml'",
+    ),
+    "a status before the text": (
+        "Command failed with exit code 1: src/search.py:12: error: Library stubs not installed "
+        'for "requests"  [import-untyped]\nFound 1 error in 1 file (checked 17 source files)',
+        'search.py: error: Library stubs not installed for "requests" [import-untyped]',
+    ),
+    "a tool saying what it failed to do": (
+        '[vite]: Rollup failed to resolve import "@acme/ui/Lightbox" from '
+        '"/home/u/web/src/pages/Album.tsx".\nerror during build:',
+        'failed to resolve import "Lightbox" from "Album.tsx"',
+    ),
 }
 
 GENERIC = [
@@ -159,6 +176,9 @@ GENERIC = [
     "error: command failed with exit code 1",
     "Error: Process completed with exit code 1.",
     "FAILED (failures=1)",
+    "Build failed to complete",
+    "Output: Error",
+    "[build]: failed to run tests",
     "",
 ]
 
