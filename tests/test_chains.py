@@ -304,9 +304,7 @@ def test_a_failure_links_to_the_pass_after_which_its_error_was_gone(repo: Repo, 
     }
 
 
-def test_a_pass_of_another_command_that_failed_with_the_error_shows_it_gone(
-    repo: Repo, home: Path
-):
+def test_a_pass_of_another_command_that_failed_with_the_error_shows_it_gone(repo: Repo, home: Path):
     """`npm run build` and then `npx vite build` die on one error; after an install, `npm run
     build` passes: the error is gone for both, though `npx` never ran again."""
     vite = '[vite]: Rollup failed to resolve import "@acme/ui/Lightbox" from "src/Album.tsx".'
