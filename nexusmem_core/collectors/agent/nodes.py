@@ -16,7 +16,7 @@ from ..shell.nodes import _relative, _title, command_signal
 from . import AGENTS, author_of
 from .signature import from_record
 
-__all__ = ["SOURCE", "agent_node", "source_of"]
+__all__ = ["SOURCE", "agent_label", "agent_node", "outcome_text", "source_of"]
 
 SOURCE = "agent:claude"  # Claude Code's, and that of records older than the ``agent`` field
 
@@ -28,15 +28,22 @@ def source_of(record: dict[str, Any]) -> str:
     return f"agent:{agent}" if isinstance(agent, str) and agent in AGENTS else SOURCE
 
 
-def _label(source: str) -> str:
-    """The agent's name as people know it, from its adapter's ``LABEL``."""
+def agent_label(source: str) -> str:
+    """The agent's name as people know it, from its adapter's ``LABEL`` (an agent this
+    NexusMem does not know: its name as given)."""
     from .payload import adapter
 
-    label: str = adapter(source.partition(":")[2]).LABEL
+    name = source.partition(":")[2]
+    try:
+        label: str = adapter(name).LABEL
+    except ValueError:
+        return name
     return label
 
 
-def _outcome(outcome: str | None, exit_code: int | None) -> str:
+def outcome_text(outcome: str | None, exit_code: int | None) -> str:
+    """How a command ended, in the words every command node uses, so one query finds failures
+    whoever recorded them."""
     if outcome == "failed":
         code = f"exit {exit_code}" if exit_code is not None else "exit code unknown"
         return f"failed with an error ({code})"
@@ -63,12 +70,12 @@ def agent_node(
     source = source_of(record)
     sig = from_record(record)  # the error's signature: searchable, and meta.sig for recall
     facts = {
-        "outcome": _outcome(outcome, exit_code),
+        "outcome": outcome_text(outcome, exit_code),
         "changed before this ran": ", ".join(edited) or None,
         "error": redact(error).replace("\n", " / ") if error else None,
         "error line": redact(sig.line) if sig else None,
         "cwd": _relative(record.get("cwd"), root),
-        "ran by": f"the coding agent ({_label(source)})",
+        "ran by": f"the coding agent ({agent_label(source)})",
     }
     lines = [command, ""] + [f"{k}: {v}" for k, v in facts.items() if v not in (None, "")]
     # For the prior, a failure whose code is unknown weighs as a failure.

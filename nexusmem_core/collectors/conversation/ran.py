@@ -15,39 +15,19 @@ import os
 from ...models import Node
 from ...redact import redact_count, redact_cut
 from ..agent import AGENTS
+from ..agent.nodes import agent_label, outcome_text
+from ..agent.signature import Signature, error_chars, signature
 from ..commands import is_predicate
 from ..shell.hooklog import command_hash
 from ..shell.nodes import _relative, _title, command_signal
 from .transcript import Command, Transcript
 from .turns import Built
 
-__all__ = ["AGENT_NAMES", "ERROR_CHARS", "command_nodes"]
+__all__ = ["ERROR_CHARS", "command_nodes"]
 
 # Of what a failed command printed, its end: where a test runner, a compiler or a traceback
 # says why. The first line leads when it is short (``Exit Code 1``, ``Error: ...``).
 ERROR_CHARS = 300
-AGENT_NAMES = {
-    "claude": "Claude Code",
-    "codex": "Codex CLI",
-    "gemini": "Gemini CLI",
-    "opencode": "opencode",
-}
-
-
-def _outcome(outcome: str | None, exit_code: int | None) -> str:
-    """In the words the hooks' nodes use, so one query finds failures from either."""
-    if outcome == "failed":
-        code = f"exit {exit_code}" if exit_code is not None else "exit code unknown"
-        return f"failed with an error ({code})"
-    if outcome == "interrupted":
-        return "interrupted"
-    if outcome == "false":
-        return "answered no: nothing found or a difference (exit 1)"
-    if outcome == "denied":
-        return "not run: permission denied"
-    if outcome == "background":
-        return "started in the background (how it ended is not known)"
-    return "succeeded (exit 0)" if exit_code == 0 else "exit code unknown"
 
 
 def _judged(ran: Command) -> tuple[str | None, int | None]:
@@ -72,23 +52,32 @@ def _tail(text: str) -> str:
     return "... " + text[-(ERROR_CHARS - 4) :].lstrip()
 
 
+def _signed(found: Signature, cwd: str) -> dict[str, object]:
+    """The error signature's fields of the node's meta, its trace's files as real paths."""
+    files = [os.path.realpath(os.path.join(cwd, f)) for f in found.files]
+    return {"sig": found.id, "trace": files}
+
+
 def command_nodes(
     project_id: str, transcript: Transcript, home: str, root: str, max_chars: int
 ) -> Built:
     """Each command of ``transcript`` as a node, with the secrets replaced in it."""
     built = Built()
     agent = transcript.agent
+    keep_errors = error_chars(home) > 0  # the hooks' setting: 0 keeps no error text, no signature
     for ran in transcript.commands:
         command, secrets = redact_cut(ran.command, max_chars)
         outcome, exit_code = _judged(ran)
         error, error_secrets = ("", 0)
-        if ran.error and outcome in ("failed", "interrupted", "denied"):
+        if keep_errors and ran.error and outcome in ("failed", "interrupted", "denied"):
             error, error_secrets = redact_count(ran.error)
+        found = signature(error) if error else None  # as a hook's failure has one
         facts = {
-            "outcome": _outcome(outcome, exit_code),
+            "outcome": outcome_text(outcome, exit_code),
             "error": _tail(error).replace("\n", " / ") if error else None,
+            "error line": found.line if found else None,
             "cwd": _relative(ran.cwd, root),
-            "ran by": f"the coding agent ({AGENT_NAMES.get(agent, agent)}), read from its session",
+            "ran by": f"the coding agent ({agent_label('agent:' + agent)}), read from its session",
         }
         lines = [command, ""] + [f"{k}: {v}" for k, v in facts.items() if v not in (None, "")]
         signal_code = 0 if outcome in ("false", "denied") else exit_code
@@ -114,6 +103,7 @@ def command_nodes(
                     "cmd_hash": command_hash(home, ran.command),
                     "captured": "transcript",
                     "author": AGENTS.get(agent, agent),
+                    **(_signed(found, ran.cwd or root) if found else {}),
                     "at": ran.ts,
                 },
             )

@@ -44,6 +44,9 @@ async def test_sessions_are_read_only_when_the_source_is_on(
     commands = [(title, meta["outcome"], meta["exit"]) for kind, title, meta in gemini
                 if kind == "shell_command"]  # fmt: skip
     assert commands[0] == ("pytest tests/test_upload.py -x", "failed", 1)
+    # Its error has a signature, as a hook's failure has: read from under Gemini's framing.
+    failed = next(meta for kind, title, meta in gemini if meta.get("outcome") == "failed")
+    assert isinstance(failed["sig"], str) and len(failed["sig"]) == 16
     assert ("npm run dev", "interrupted", None) in commands
     opencode = await nodes_of(engine, "conversation:opencode")
     outcomes = {title: meta["outcome"] for kind, title, meta in opencode if kind == "shell_command"}
@@ -71,6 +74,15 @@ async def test_a_failure_from_a_past_session_is_backfilled_and_shows_its_fix(
     assert "[observed] [backfilled] gemini-cli: pytest tests/test_upload.py -x  (exit 1)" in text
     assert "error: ============ 1 failed in 3.02s ============ / E   TimeoutError" in text
     assert "Process Group PGID" not in text
+
+
+async def test_a_pasted_error_line_finds_a_backfilled_failure(
+    engine: Engine, repo: Repo, settings: Settings, tmp_path: Path
+):
+    install_both(settings, repo, tmp_path)
+    await handlers.sync(engine, embed=False, conversation=True)
+    response = await handlers.search(engine, "TimeoutError: upload to s3 timed out", vector=False)
+    assert response.results[0].title == "gemini-cli: pytest tests/test_upload.py -x  (exit 1)"
 
 
 async def test_no_secret_from_a_session_reaches_the_database_file(
