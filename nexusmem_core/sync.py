@@ -808,8 +808,10 @@ async def _sync_shell(
 async def _sync_agent(
     engine: Engine, report: SyncReport, progress: Progress, deny: DenyFilter
 ) -> None:
-    """Commands the coding agent ran. A failure whose exit code Claude Code did not give takes
-    it from a shell-hook record of the same command at the same moment, when there is one."""
+    """Commands the coding agents ran (every agent's hook writes the one log, read under the
+    ``agent:claude`` cursor, the first agent's name). A failure whose exit code the agent did
+    not give takes it from a shell-hook record of the same command at the same moment, when
+    there is one."""
     db, pid = engine.db, engine.project_id
     cursor = hooklog.LogCursor.decode(await get_cursor(db, pid, "agent:claude"))
     found = await ingest.agent_records(engine.repo, engine.settings.home, cursor)
