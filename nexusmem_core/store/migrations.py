@@ -488,6 +488,17 @@ create index nodes_error_sig on nodes(project_id, json_extract(meta, '$.sig'), t
     where kind = 'shell_command';
 """
 
+# The failed commands alone, by time, with their command hash: a session start's digest asks
+# which commands failed in the last two weeks, and on a memory of 20,000 recent commands
+# reading them all (their meta) was most of the hook's time. The condition is the one
+# collectors/agent/recall.py queries with, word for word, so the index can serve it.
+_V18_FAILED_COMMANDS = """
+create index nodes_failed_commands on nodes(project_id, ts, json_extract(meta, '$.cmd_hash'))
+    where kind = 'shell_command' and (json_extract(meta, '$.outcome') = 'failed'
+    or (json_extract(meta, '$.outcome') is null
+    and json_extract(meta, '$.exit') not in (0, 130, 131)));
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
@@ -506,6 +517,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (15, "passages", _V15_PASSAGES),
     (16, "files by seq", _V16_FILES_BY_SEQ),
     (17, "error signatures", _V17_ERROR_SIGNATURES),
+    (18, "failed commands", _V18_FAILED_COMMANDS),
 ]
 
 

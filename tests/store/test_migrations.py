@@ -73,6 +73,7 @@ EXPECTED_INDEXES = {
     "links_dst",
     "nodes_command_hash",
     "nodes_error_sig",
+    "nodes_failed_commands",
     "nodes_project_created",
     "import_edges_dst",
     "project_aliases_project",

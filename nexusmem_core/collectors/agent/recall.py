@@ -209,6 +209,7 @@ class Memory:
         self._tail: list[tuple[dict[str, Any], str]] | None = None
         self._by_hash: dict[str, list[Run]] | None = None
         self.signed = False  # the database has the index of error signatures (schema 17)
+        self.failed_index = ""  # ... and that of failed commands (schema 18): its hint
         self._places: dict[str, str | None] = {}
         db = os.path.join(root, ".nexusmem", "memory.db").replace(os.sep, "/")
         with contextlib.suppress(sqlite3.Error):
@@ -221,12 +222,17 @@ class Memory:
             row = conn.execute("select id from projects where root = ?", (root,)).fetchone()
             if row:
                 self.conn, self.project_id = conn, row[0]
-                self.signed = bool(
-                    conn.execute(
-                        "select 1 from sqlite_master where type = 'index' "
-                        "and name = 'nodes_error_sig'"
-                    ).fetchone()
-                )
+                indexes = {
+                    name
+                    for (name,) in conn.execute(
+                        "select name from sqlite_master where type = 'index' and name in "
+                        "('nodes_error_sig', 'nodes_failed_commands')"
+                    )
+                }
+                self.signed = "nodes_error_sig" in indexes
+                if "nodes_failed_commands" in indexes:
+                    # Named: the planner, with no statistics, prefers the kind-and-time index.
+                    self.failed_index = " indexed by nodes_failed_commands"
                 self.cursors = dict(
                     conn.execute(
                         "select source, value from cursors where project_id = ?", (row[0],)
@@ -385,7 +391,7 @@ class Memory:
         hashes: set[str] = set()
         if self.conn is not None:
             rows = self.conn.execute(
-                "select distinct json_extract(meta, '$.cmd_hash') from nodes "
+                f"select distinct json_extract(meta, '$.cmd_hash') from nodes{self.failed_index} "
                 "where project_id = ? and kind = 'shell_command' and ts >= ? and "
                 "(json_extract(meta, '$.outcome') = 'failed' or "
                 "(json_extract(meta, '$.outcome') is null and "
