@@ -286,6 +286,19 @@ def test_on_a_terminal_the_user_is_asked_first(tmp_path: Path):
     assert "note: Codex runs a new or changed hook only once it is trusted" in status
 
 
+def test_the_key_that_is_off_is_the_one_named_and_set(tmp_path: Path):
+    """Today's key is `hooks`: when that is the one set to false, it is the one named and
+    turned on, not the alias."""
+    config = tmp_path / "codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("[features]\nhooks = false\nother = 1\n")
+    out = agent("install", "--agent", "codex")
+    assert "runs no hooks without [features] hooks = true" in out.stderr
+    done = agent("install", "--agent", "codex", "--yes")
+    assert done.returncode == 0 and f"set [features] hooks = true in {config}" in done.stdout
+    assert config.read_text() == "[features]\nhooks = true\nother = 1\n"
+
+
 def test_an_old_codex_gets_a_features_table_of_one_line(tmp_path: Path):
     fake_executable(tmp_path, "codex", "codex-cli 0.120.0")
     config = tmp_path / "codex" / "config.toml"

@@ -81,8 +81,10 @@ def codex_flag(path: Path, version: tuple[int, ...] | None = None) -> Flag:
         return Flag(name, str(path), "unreadable", False, str(err))
     values = [features[k] for k in CODEX_KEYS if k in features]
     if False in values:
-        key = next(k for k in CODEX_KEYS if features.get(k) is False)
-        return Flag(name, str(path), "off", True, f"`{key} = false` turns Codex's hooks off")
+        # Named as set_codex_flag will write it: the keys that are false, each made true.
+        off = [k for k in CODEX_KEYS if features.get(k) is False]
+        name = "[features] " + " and ".join(f"{k} = true" for k in off)
+        return Flag(name, str(path), "off", True, f"`{off[0]} = false` turns Codex's hooks off")
     if True in values:
         return Flag(name, str(path), "on", False)
     if version is not None and version < CODEX_DEFAULT_ON:
