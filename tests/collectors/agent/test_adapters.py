@@ -211,6 +211,13 @@ def test_gemini_output_is_read_without_the_lines_gemini_adds():
     assert isinstance(event, AgentEvent) and event.stdout_tail == "built\n2"
 
 
+def test_a_gemini_failure_keeps_what_the_command_printed_not_geminis_frame():
+    data = fixture("gemini", "after_tool_shell_failed", Path("/repo"))
+    event = parse(json.dumps(data).encode(), "gemini")
+    assert isinstance(event, AgentEvent) and event.outcome == "failed"
+    assert event.error == "npm ERR! Test failed.  See above for more details."
+
+
 @pytest.mark.parametrize("agent", sorted(AGENTS))
 def test_payloads_that_are_broken_or_not_ours(agent: str):
     event_key = "hook_event_name"

@@ -142,4 +142,5 @@ def _ended(out: AgentEvent, tool_input: dict[str, Any], response: dict[str, Any]
         return
     if out.outcome == "failed":
         out.event = "PostToolUseFailure"
-        out.error = (message or text).strip() or None
+        # What the command printed, without the fence and the lines Gemini adds around it.
+        out.error = (message or _output(text) or text).strip() or None
