@@ -30,6 +30,7 @@ __all__ = [
     "Dropped",
     "Normalized",
     "adapter",
+    "begin",
     "clean",
     "error_excerpt",
     "event_for",
@@ -103,6 +104,28 @@ def event_for(
         return Dropped("malformed")
     out = AgentEvent(event, clean(session) if isinstance(session, str) else "", clean(cwd), agent)
     out.native = native
+    return out
+
+
+def begin(
+    agent: str,
+    payload: dict[str, Any],
+    events: dict[str, str],
+    session: object = None,
+    cwd: object = None,
+) -> AgentEvent | Dropped | None:
+    """The event ``payload`` names, begun (:func:`event_for`): ``events`` maps the agent's own
+    event names onto the canonical ones. None for an event that is not ours; ``Dropped`` for a
+    payload that names no event, or no usable working directory. ``session`` and ``cwd``, when
+    the agent keeps them elsewhere, else its ``session_id`` and ``cwd``."""
+    name = payload.get("hook_event_name")
+    if not isinstance(name, str):
+        return Dropped("malformed")
+    canonical = events.get(name, "")
+    session = payload.get("session_id") if session is None else session
+    out = event_for(agent, canonical, name, session, payload.get("cwd") if cwd is None else cwd)
+    if isinstance(out, Dropped) or not canonical:
+        return out if isinstance(out, Dropped) else None
     return out
 
 

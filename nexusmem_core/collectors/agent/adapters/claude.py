@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..payload import AgentEvent, Dropped, clean, event_for, text_of
+from ..payload import AgentEvent, Dropped, begin, clean, text_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ LABEL = "Claude Code"
 CONTEXT = None
 NOTES = frozenset({"PreToolUse", "PostToolUseFailure", "SessionStart"})
 EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart")
+_CANONICAL = {event: event for event in EVENTS}  # Claude Code's names are the canonical ones
 EDIT_TOOLS = {
     "Edit": "file_path",
     "Write": "file_path",
@@ -44,13 +45,10 @@ _DENIED = re.compile(
 
 def parse(payload: dict[str, Any]) -> AgentEvent | Dropped | None:
     """The event in one Claude Code payload."""
-    name = payload.get("hook_event_name")
-    if not isinstance(name, str):
-        return Dropped("malformed")
-    out = event_for("claude", name, name, payload.get("session_id"), payload.get("cwd"))
-    if isinstance(out, Dropped) or name not in EVENTS:
-        return out if isinstance(out, Dropped) else None
-    if name == "SessionStart":
+    out = begin("claude", payload, _CANONICAL)
+    if not isinstance(out, AgentEvent):
+        return out
+    if out.native == "SessionStart":
         source = payload.get("source")
         out.source = source if isinstance(source, str) else None
         return out

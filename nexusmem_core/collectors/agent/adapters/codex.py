@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..payload import AgentEvent, Dropped, clean, event_for, text_of
+from ..payload import AgentEvent, Dropped, begin, clean, text_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,6 +39,8 @@ NOTES = frozenset({"PreToolUse", "PostToolUseFailure", "SessionStart"})
 
 # The shell tool's response opens with its exit code; the unified exec tool states it on a
 # line of its header. Only there: a command's own output may print anything.
+# PostToolUse is made PostToolUseFailure once the command is read as failed.
+_EVENTS = {"PreToolUse": "PreToolUse", "PostToolUse": "PostToolUse", "SessionStart": "SessionStart"}
 _EXIT = re.compile(r"\A\s*Exit code:\s*(-?\d{1,5})\b")
 _EXITED = re.compile(r"^Process exited with code (-?\d{1,5})\b", re.M)
 _PATCHED = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
@@ -46,19 +48,10 @@ _PATCHED = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.
 
 def parse(payload: dict[str, Any]) -> AgentEvent | Dropped | None:
     """The event in one Codex payload."""
-    name = payload.get("hook_event_name")
-    if not isinstance(name, str):
-        return Dropped("malformed")
-    if name == "PostToolUse":
-        canonical = "PostToolUse"  # made PostToolUseFailure below when the command failed
-    elif name in ("PreToolUse", "SessionStart"):
-        canonical = name
-    else:
-        canonical = ""
-    out = event_for("codex", canonical, name, payload.get("session_id"), payload.get("cwd"))
-    if isinstance(out, Dropped) or not canonical:
-        return out if isinstance(out, Dropped) else None
-    if name == "SessionStart":
+    out = begin("codex", payload, _EVENTS)
+    if not isinstance(out, AgentEvent):
+        return out
+    if out.native == "SessionStart":
         out.source = text_of(payload.get("source"))
         return out
     tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
@@ -75,7 +68,7 @@ def parse(payload: dict[str, Any]) -> AgentEvent | Dropped | None:
     if not command.strip():
         return None
     out.command = clean(command)
-    if name == "PostToolUse":
+    if out.native == "PostToolUse":
         _ended(out, payload.get("tool_response"))
     return out
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..payload import AgentEvent, Dropped, clean, event_for, text_of
+from ..payload import AgentEvent, Dropped, begin, clean, text_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,14 +55,11 @@ _EXIT = re.compile(r"\bexit(?:ed with)? code:?\s*(-?\d{1,5})\b", re.IGNORECASE)
 
 def parse(payload: dict[str, Any]) -> AgentEvent | Dropped | None:
     """The event in one Cursor payload."""
-    name = payload.get("hook_event_name")
-    if not isinstance(name, str):
-        return Dropped("malformed")
-    canonical = _EVENTS.get(name, "")
     session = payload.get("conversation_id", payload.get("session_id"))
-    out = event_for("cursor", canonical, name, session, _cwd(payload))
-    if isinstance(out, Dropped) or not canonical:
-        return out if isinstance(out, Dropped) else None
+    out = begin("cursor", payload, _EVENTS, session, _cwd(payload))
+    if not isinstance(out, AgentEvent):
+        return out
+    name = out.native
     if name == "sessionStart":
         out.source = "background" if payload.get("is_background_agent") is True else "startup"
         return out

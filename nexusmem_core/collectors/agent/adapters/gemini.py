@@ -25,7 +25,7 @@ import json
 import os
 import re
 
-from ..payload import AgentEvent, Dropped, clean, event_for, text_of
+from ..payload import AgentEvent, Dropped, begin, clean, text_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,14 +55,10 @@ _DENIED = re.compile(r"\b(?:denied|blocked|rejected)\b", re.IGNORECASE)
 
 def parse(payload: dict[str, Any]) -> AgentEvent | Dropped | None:
     """The event in one Gemini CLI payload."""
-    name = payload.get("hook_event_name")
-    if not isinstance(name, str):
-        return Dropped("malformed")
-    canonical = _EVENTS.get(name, "")
-    out = event_for("gemini", canonical, name, payload.get("session_id"), payload.get("cwd"))
-    if isinstance(out, Dropped) or not canonical:
-        return out if isinstance(out, Dropped) else None
-    if name == "SessionStart":
+    out = begin("gemini", payload, _EVENTS)
+    if not isinstance(out, AgentEvent):
+        return out
+    if out.native == "SessionStart":
         out.source = text_of(payload.get("source"))
         return out
     tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
@@ -73,7 +69,7 @@ def parse(payload: dict[str, Any]) -> AgentEvent | Dropped | None:
     response = response if isinstance(response, dict) else {}
     if tool in EDIT_TOOLS:
         path = tool_input.get("file_path")
-        if name != "AfterTool" or response.get("error"):
+        if out.native != "AfterTool" or response.get("error"):
             return None  # a failed edit changed nothing
         if not isinstance(path, str) or not path:
             return Dropped("malformed")
@@ -90,7 +86,7 @@ def parse(payload: dict[str, Any]) -> AgentEvent | Dropped | None:
     where = tool_input.get("dir_path")
     if isinstance(where, str) and where and "\x00" not in where:
         out.cwd = os.path.join(out.cwd, clean(where))  # relative to the project, or absolute
-    if name == "AfterTool":
+    if out.native == "AfterTool":
         _ended(out, tool_input, response)
     return out
 

@@ -31,7 +31,7 @@ import json
 import os
 import re
 
-from ..payload import AgentEvent, Dropped, clean, event_for, text_of
+from ..payload import AgentEvent, Dropped, begin, clean, text_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,14 +60,10 @@ _ABORTED = re.compile(r"\baborted\b", re.IGNORECASE)
 
 def parse(payload: dict[str, Any]) -> AgentEvent | Dropped | None:
     """The event in one object from the NexusMem opencode plugin."""
-    name = payload.get("hook_event_name")
-    if not isinstance(name, str):
-        return Dropped("malformed")
-    canonical = _EVENTS.get(name, "")
-    out = event_for("opencode", canonical, name, payload.get("session_id"), payload.get("cwd"))
-    if isinstance(out, Dropped) or not canonical:
-        return out if isinstance(out, Dropped) else None
-    if name == "session.created":
+    out = begin("opencode", payload, _EVENTS)
+    if not isinstance(out, AgentEvent):
+        return out
+    if out.native == "session.created":
         out.source = "startup"
         return out
     tool, args = payload.get("tool"), payload.get("args")
@@ -87,7 +83,7 @@ def parse(payload: dict[str, Any]) -> AgentEvent | Dropped | None:
     where = args.get("workdir")
     if isinstance(where, str) and where and "\x00" not in where:
         out.cwd = os.path.join(out.cwd, clean(where))
-    if name == "tool.execute.after":
+    if out.native == "tool.execute.after":
         _ended(out, payload)
     return out
 
