@@ -324,19 +324,7 @@ class Memory:
     def runs(self, cmd_hash: str, cwd: str | None = None, since: float | None = None) -> list[Run]:
         """Every recorded run of the command with this hash, in the same place as ``cwd`` when
         given, since ``since`` when given; oldest first."""
-        found: dict[str, Run] = {}
-        if self.conn is not None:
-            rows = self.conn.execute(
-                f"select {_RUN_COLUMNS} from nodes where project_id = ? and "
-                "kind = 'shell_command' and json_extract(meta, '$.cmd_hash') = ? and ts >= ? "
-                "order by ts, seq",
-                (self.project_id, cmd_hash, int(since or 0)),
-            ).fetchall()
-            found = {row[0]: _row_run(row) for row in rows}
-        for run in self.tail_runs().get(cmd_hash, []):
-            if since is None or run.ts >= since:
-                found.setdefault(run.id, run)
-        runs = sorted(found.values(), key=lambda r: r.ts)  # stable: ties keep their order
+        runs = self._runs_of([cmd_hash], since or 0)[cmd_hash]
         if cwd is None:
             return runs
         here = self.place(cwd)
@@ -417,10 +405,13 @@ class Memory:
         bench_agent's memory, half the hook's time at session start)."""
         found: dict[str, dict[str, Run]] = {cmd_hash: {} for cmd_hash in hashes}
         if self.conn is not None and hashes:
+            # Named: given a list, the planner took the kind-and-time index and read every
+            # command since ``since``. It is schema 4's, as old as the links this needs.
             rows = self.conn.execute(
-                f"select {_RUN_COLUMNS} from nodes where project_id = ? and "
-                "kind = 'shell_command' and json_extract(meta, '$.cmd_hash') in "
-                "(select value from json_each(?)) and ts >= ? order by ts, seq",
+                f"select {_RUN_COLUMNS} from nodes indexed by nodes_command_hash "
+                "where project_id = ? and kind = 'shell_command' and "
+                "json_extract(meta, '$.cmd_hash') in (select value from json_each(?)) "
+                "and ts >= ? order by ts, seq",
                 (self.project_id, json.dumps(hashes), int(since)),
             ).fetchall()
             for row in rows:
