@@ -1,5 +1,5 @@
-"""Reading memory back: a ranked, budgeted search (the pipeline is ``retrieval/search.py``), the
-most recent nodes, one node in full.
+"""Reading memory back: a ranked, budgeted search (the pipeline is ``retrieval/search.py``) and
+why it ranked so (``explain``), the most recent nodes, one node in full.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..store.nodes import NODE_COLUMNS
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..retrieval.why import Explained
 
 
 async def search(
@@ -45,6 +46,30 @@ async def search(
     response = await run_search(engine, text, budget, vector, as_of, now, author)
     response.cut = cut
     return response
+
+
+async def explain(
+    engine: Engine,
+    query: str,
+    budget: int | None = None,
+    vector: bool = True,
+    as_of: str | None = None,
+    now: float | None = None,
+    author: str | None = None,
+) -> Explained:
+    """``search``, and why each result ranked where it did: the same results in the same
+    order, packed the same, with each one's ranks in the two arms, fused relevance, priors,
+    and every stage that moved it (``retrieval/why.py``), keyed by result id. For the
+    viewer's Search page and ``nexusmem query --why``."""
+    from ..retrieval.query import bound_question
+    from ..retrieval.search import search as run_search
+    from ..retrieval.why import Tracer, explained
+
+    text, cut = bound_question(query)
+    tracer = Tracer()
+    response = await run_search(engine, text, budget, vector, as_of, now, author, tracer)
+    response.cut = cut
+    return await explained(engine.db, tracer, response)
 
 
 async def search_all(

@@ -22,7 +22,9 @@
     follow (chains.py)           a failure and its fix come together
     Packer (pack.py)             the best of it in the token budget
 
-``search`` serves one repository, ``search_all`` every registered one.
+``search`` serves one repository, ``search_all`` every registered one. Given a tracer
+(why.py), ``ranked`` records what the arms found and the list after each stage, under the
+stage's name above, so each result's moves can be told (``handlers.search.explain``).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from .query import Query, parse_query
 from .rank import prior_factor
 from .semantic import neutral_when_unembedded
 from .shipped import shipped_in
+from .why import Tracer, untraced
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -108,7 +111,12 @@ async def parsed(text: str) -> Query:
 
 
 async def _arms(
-    engine: Engine, query: Query, vector: bool, as_of: int | None, author: list[str] | None
+    engine: Engine,
+    query: Query,
+    vector: bool,
+    as_of: int | None,
+    author: list[str] | None,
+    tracer: Tracer | None = None,
 ) -> tuple[list[Candidate], list[Candidate], str]:
     """Both arms' candidates, run at once: the vector arm waits on Ollama, then scans on a
     second core, while the word arm runs. With ``author`` (its sources' patterns), the word arm
@@ -133,6 +141,8 @@ async def _arms(
     if isinstance(near, BaseException):
         raise near
     hits, used, model = near
+    if tracer is not None:
+        tracer.distances = dict(hits)
     # The nearest rows' nodes are read after both arms, on the word arm's connection.
     nearest = await semantic.resolve(engine, hits, model, CANDIDATES, as_of)
     return lexical, nearest if author is None else await authored(db, nearest, author), used
@@ -145,47 +155,72 @@ async def ranked(
     as_of: int | None = None,
     now: float | None = None,
     author: list[str] | None = None,
+    tracer: Tracer | None = None,
 ) -> tuple[list[Candidate], str]:
     """One project's candidates through every stage up to packing, best first, and what
     became of the vector arm. ``as_of`` keeps only what was recorded by then, on both arms;
     ``now`` is the moment recency is measured from (the clock by default); ``author`` (the
-    patterns of ``authored.sources_of``) keeps one author's nodes, and the fixes after them."""
+    patterns of ``authored.sources_of``) keeps one author's nodes, and the fixes after them;
+    ``tracer`` records each stage's list, under the stage's name (why.py)."""
     db, pid, k = engine.db, engine.project_id, engine.config.retrieval.fusion_k
     docs = engine.config.sources.docs.extensions
-    lexical, semantic, used = await _arms(engine, query, vector, as_of, author)
+    trace = untraced if tracer is None else tracer.stage
+    lexical, semantic, used = await _arms(engine, query, vector, as_of, author, tracer)
+    trace("lexical_candidates", lexical)
     if query.why:  # the commit that explains, above the one that merely matches
         lexical = lift_explained(lexical, await _explaining(db, lexical))
+        trace("lift_explained", lexical)
+    if tracer is not None:
+        tracer.arm("bm25", lexical)
+        tracer.arm("vector", semantic)
     candidates, units = lexical, None
     if semantic:  # BM25 alone keeps BM25's own relevance; two arms are fused by rank
         arms = {"bm25": lexical, "vector": semantic}
         units = unit_relevance(arms, lambda c: unit_of(c, docs), k)
         candidates = rrf(arms, k)
+        trace("rrf", candidates)
         await neutral_when_unembedded(engine, lexical, k)
         candidates.sort(key=lambda c: c.relevance, reverse=True)
+        trace("neutral_when_unembedded", candidates)
     if engine.config.retrieval.import_expansion:
         from .imports import expand
 
         candidates = await expand(db, pid, query.paths, candidates)
+        trace("expand", candidates)
     candidates = await group_commits(db, pid, candidates, as_of, docs, units)
+    trace("group_commits", candidates)
     moment = time.time() if now is None else now
     for c in candidates:
         c.score = c.relevance * prior_factor(
             c.signal, c.ts, c.provenance, c.trust, c.superseded, moment
         )
     candidates.sort(key=lambda c: c.score, reverse=True)
+    if tracer is not None:
+        tracer.moment = moment
+    trace("prior_factor", candidates, "score")
     candidates = await drop_copies(db, candidates)
+    trace("drop_copies", candidates, "score")
     if query.release:
-        candidates = await shipped_in(db, pid, lift_releases(candidates), as_of)
+        candidates = lift_releases(candidates)
+        trace("lift_releases", candidates, "score")
+        candidates = await shipped_in(db, pid, candidates, as_of)
+        trace("shipped_in", candidates, "score")
     elif query.howto:
         candidates = lift_howto(candidates)
+        trace("lift_howto", candidates, "score")
     elif query.commit:
         candidates = lift_commits(candidates)
+        trace("lift_commits", candidates, "score")
     elif query.why:
         candidates = lift_reasons(candidates)
+        trace("lift_reasons", candidates, "score")
     candidates = await pair_reverts(db, candidates, as_of, query.undone)
+    trace("pair_reverts", candidates, "score")
     candidates = await follow(db, candidates, as_of)
+    trace("follow", candidates, "score")
     if author is not None:  # what the stages brought in beside them (a commit's diffs, a pair)
         candidates = await authored(db, candidates, author)
+        trace("authored", candidates, "score")
     _capture(candidates, await _installed(engine))
     return candidates, used
 
@@ -256,15 +291,17 @@ async def search(
     as_of: str | None = None,
     now: float | None = None,
     author: str | None = None,
+    tracer: Tracer | None = None,
 ) -> SearchResponse:
     """Rank this repository's memory against ``text`` and pack the best into ``budget``;
-    with ``author``, only what that author ran or wrote (authored.py)."""
+    with ``author``, only what that author ran or wrote (authored.py); ``tracer`` records
+    how the ranking was made (why.py)."""
     check_query(text, budget)
     moment = parse_as_of(as_of)
     patterns = None if author is None else sources_of(author)
     budget = budget or engine.config.retrieval.budget
     query = await parsed(text)
-    candidates, used = await ranked(engine, query, vector, moment, now, patterns)
+    candidates, used = await ranked(engine, query, vector, moment, now, patterns, tracer)
     names = {engine.project_id: engine.repo.name}
     echo = echo_query(text, budget)  # the header's tokens come out of the budget first
     cap = engine.config.retrieval.sibling_cap
