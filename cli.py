@@ -265,6 +265,8 @@ async def cmd_query(settings: Settings, args: argparse.Namespace) -> int:
     from nexusmem_core import handlers
 
     text = " ".join(args.text)
+    if args.why:
+        return await _query_why(settings, args, text)
     if args.all_projects:
         response = await handlers.search_all(
             settings, text, args.budget, not args.no_vector, args.as_of, author=args.author
@@ -280,6 +282,27 @@ async def cmd_query(settings: Settings, args: argparse.Namespace) -> int:
         from nexusmem_core.render import render_search
 
         sys.stdout.write(render_search(response))
+    return 0
+
+
+async def _query_why(settings: Settings, args: argparse.Namespace, text: str) -> int:
+    """``query --why``: the same results, each with why it ranked where it did."""
+    from nexusmem_core.errors import UsageError
+    from nexusmem_core.handlers.search import explain
+    from nexusmem_core.retrieval.why import explained_text
+
+    if args.all_projects:
+        raise UsageError(
+            "explains one repository's ranking: leave out --all-projects", argument="why"
+        )
+    async with _engine(settings, args, read_only=True) as engine:
+        explained = await explain(
+            engine, text, args.budget, not args.no_vector, args.as_of, author=args.author
+        )
+    if args.json:
+        _print_json(explained.to_dict())
+    else:
+        sys.stdout.write(explained_text(explained))
     return 0
 
 
@@ -935,6 +958,12 @@ def _memory_commands(
         metavar="WHO",
         help="only what WHO ran or wrote: you (at a prompt), claude-code, codex, gemini-cli, "
         "cursor or opencode",
+    )
+    p.add_argument(
+        "--why",
+        action="store_true",
+        help="under each result, why it ranked where it did: its rank in each arm, the fused "
+        "relevance, the priors and every stage that moved it",
     )
     p.set_defaults(func=cmd_query)
 

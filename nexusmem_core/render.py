@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .models import SearchResponse, SearchResult, Status
 from .textguard import body_lines, one_line, terminal
@@ -21,6 +21,7 @@ __all__ = [
     "Commands",
     "format_date",
     "render_entry",
+    "render_explained",
     "render_search",
     "share_text",
     "status_text",
@@ -88,6 +89,19 @@ def render_search(response: SearchResponse) -> str:
     if response.skipped:
         text += "\n" + "".join(f"skipped: {one_line(why)}\n" for why in response.skipped)
     return text
+
+
+def render_explained(response: SearchResponse, notes: dict[str, list[str]]) -> str:
+    """``render_search``'s block with ``notes[result id]`` (``query --why``) under each
+    result's excerpt. The notes name stored titles and paths, so they go out as the excerpt
+    does: indented, terminal-safe, no line shaped like a result's header."""
+    noted = [
+        replace(r, summary="\n".join([*([r.summary] if r.summary else []), *notes[r.id]]))
+        if notes.get(r.id)
+        else r
+        for r in response.results
+    ]
+    return render_search(replace(response, results=noted))
 
 
 @dataclass(frozen=True)
