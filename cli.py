@@ -838,6 +838,24 @@ async def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def cmd_ui(settings: Settings, args: argparse.Namespace) -> int:
+    from nexusmem_core.viewer.server import serve
+
+    def ready(url: str) -> None:
+        print(f"NexusMem viewer: {url}", flush=True)
+        print("(the address holds this launch's key; Ctrl-C stops the viewer)", flush=True)
+
+    await serve(
+        settings,
+        Path(args.C),
+        host=args.host,
+        port=args.port,
+        open_browser=not args.no_browser,
+        ready=ready,
+    )
+    return 0
+
+
 # ---------------------------------------------------------------------------------- parser
 
 
@@ -1174,6 +1192,23 @@ def _setup_commands(
     )
     p.set_defaults(func=cmd_agent, sync=True)
 
+    p = sub.add_parser(
+        "ui",
+        parents=[repo],
+        help="open the local web viewer: timeline, search with why, review, agents, status",
+        description="Serve a web app on this machine (loopback only) for the registered "
+        "projects, this repository first, and open it in the browser. The printed address "
+        "carries a key made for this launch; without it every request is refused.",
+    )
+    p.add_argument(
+        "--port", type=_port, default=None, help="port (default 7377 or the next free; 0: any)"
+    )
+    p.add_argument(
+        "--host", default="127.0.0.1", help="127.0.0.1 (and ::1), or ::1; nothing else is served"
+    )
+    p.add_argument("--no-browser", action="store_true", help="print the address only")
+    p.set_defaults(func=cmd_ui, sync=False)
+
     p = sub.add_parser("mcp", help="serve MCP over stdio")
     p.set_defaults(func=cmd_mcp)
 
@@ -1254,6 +1289,14 @@ def _scan_commands(
     )
     p.add_argument("--limit", type=int, metavar="N", help="show at most N edges")
     p.set_defaults(func=cmd_scan_structure)
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a port: a number from 1 to 65535 (0: any free port)"
+        )
+    return int(text)
 
 
 def _repository(args: argparse.Namespace) -> str | None:
