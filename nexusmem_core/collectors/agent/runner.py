@@ -10,6 +10,9 @@ into one of four canonical events, and answers in that agent's own format:
 * ``PreToolUse`` of a shell command: if this exact command failed here before, one short note.
 * ``SessionStart``: start a background ``sync --auto`` and give a digest of recent failures.
 
+Each note or digest that reaches the agent is also appended to ``AGENT_NOTES`` (redacted), which
+sync reads into what the agents were told (``told.py``).
+
 Notes are rationed (one per command and five per session) and silence is the default. The
 hook never blocks a tool, never prints on capture, and exits 0: a broken NexusMem must
 look exactly like no NexusMem. The one exception is a log it cannot write (a full disk, a
@@ -19,6 +22,8 @@ agents show that to the user and carry on). Standard library plus our own light 
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import sys
 import time
@@ -26,7 +31,7 @@ import time
 from ...paths import home_dir
 from ..commands import is_predicate
 from ..shell.hooklog import append, cannot_append, command_hash
-from . import recall
+from . import AGENT_NOTES, MAX_COMMAND, MAX_NOTE, recall
 from .payload import (
     MAX_PAYLOAD,
     AgentEvent,
@@ -43,8 +48,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["handle", "main"]
-
-MAX_COMMAND = 64 * 1024
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,10 +95,15 @@ def handle(data: bytes, home: str, now: float, agent: str = "claude") -> str | N
     if event.event == "PreToolUse":
         if "PreToolUse" not in notes:
             return None
-        return _recall(event, (root, top), home, now, text, digest, exclude=None)
+        note = _recall(event, (root, top), home, now, digest, exclude=None)
+        told = {"root": root, "cmd_hash": digest, "raw": text}  # redacted only if told
+        return _tell(event, note, home, now, told) if note else None
     record = _capture(event, home, now, text, digest)
     if record["outcome"] == "failed" and "PostToolUseFailure" in notes:
-        return _recall(event, (root, top), home, now, text, digest, exclude=record["id"])
+        note = _recall(event, (root, top), home, now, digest, exclude=record["id"])
+        # Its command as the record keeps it: redacted and cut once.
+        told = {"root": root, "cmd_hash": digest, "cmd": record["cmd"], "after": record["id"]}
+        return _tell(event, note, home, now, told) if note else None
     return None
 
 
@@ -125,13 +133,17 @@ def _remember_edit(event: AgentEvent, root: str, home: str) -> None:
         state["edits"] = [p for p in state["edits"] if p not in paths] + paths
 
 
-def _capture(event: AgentEvent, home: str, now: float, text: str, digest: str) -> dict[str, Any]:
+def _redacted(text: str, limit: int = MAX_COMMAND) -> tuple[str, int]:
     # Imported here: if the redaction table cannot load, nothing is written at all.
     from ...redact import redact_cut
 
+    return redact_cut(text, limit)
+
+
+def _capture(event: AgentEvent, home: str, now: float, text: str, digest: str) -> dict[str, Any]:
     with session_state(home, event.session) as state:
         edited, state["edits"] = state["edits"], []
-    command, redactions = redact_cut(text, MAX_COMMAND)
+    command, redactions = _redacted(text)
     error = sig = None
     if event.error:
         from .signature import failure_fields  # its patterns compile on a failure only
@@ -165,15 +177,57 @@ def _answer(event: AgentEvent, context: str) -> str | None:
     return answer
 
 
+def _tell(event: AgentEvent, note: str, home: str, now: float, told: dict[str, Any]) -> str | None:
+    """``note`` as the agent's answer; once it is one, remembered in ``AGENT_NOTES``. What the
+    agent is told never depends on that log: a failure to write it is swallowed."""
+    answer = _answer(event, note)
+    if answer:
+        with contextlib.suppress(Exception):
+            _remember_note(event, note, home, now, told)
+    return answer
+
+
+def _remember_note(
+    event: AgentEvent, note: str, home: str, now: float, told: dict[str, Any]
+) -> None:
+    """One line for ``told.py``: who was told what, when, at which event, in which repository
+    (``root``, as recall found it); a recall's command as ``_capture`` keeps it."""
+    command = told.get("cmd")
+    if command is None and told.get("raw") is not None:
+        command = _redacted(told["raw"])[0]
+    text, redactions = _redacted(note, MAX_NOTE)
+    ts = round(now, 3)
+    session = event.session[:64]
+    fields = (told["root"], event.agent, session, event.event, repr(ts), told.get("cmd_hash"))
+    key = "\0".join(field or "" for field in fields)
+    record = {
+        "v": 1,
+        "id": hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32],
+        "ts": ts,
+        "agent": event.agent,
+        "session": session,
+        "event": event.event,
+        "kind": "digest" if event.event == "SessionStart" else "recall",
+        "root": told["root"],
+        "cmd_hash": told.get("cmd_hash"),
+        "cmd": command,
+        "after": told.get("after"),
+        "text": text,
+        "redactions": redactions,
+    }
+    append(home, record, AGENT_NOTES)
+
+
 def _recall(
     event: AgentEvent,
     where: tuple[str, str],
     home: str,
     now: float,
-    text: str,
     digest: str,
     exclude: str | None,
 ) -> str | None:
+    """The note on the command with this hash, once per command and within the session's
+    ration, or None."""
     with session_state(home, event.session) as state:
         if state["notes"] >= MAX_NOTES or digest in state["noted"]:
             return None
@@ -186,7 +240,7 @@ def _recall(
             return None
         state["noted"][digest] = round(now)
         state["notes"] += 1
-    return _answer(event, note)
+    return note
 
 
 def _session_start(event: AgentEvent, root: str, top: str, home: str, now: float) -> str | None:
@@ -201,7 +255,9 @@ def _session_start(event: AgentEvent, root: str, top: str, home: str, now: float
         # Started last: its start-up (an interpreter and every import of a sync) would take
         # the core this hook's own reads run on, and the session waits for the hook.
         _background_sync(root)
-    return _answer(event, text) if text else None
+    if not text:
+        return None
+    return _tell(event, text, home, now, {"root": root})
 
 
 def _background_sync(root: str) -> None:
