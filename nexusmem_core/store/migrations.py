@@ -499,6 +499,26 @@ create index nodes_failed_commands on nodes(project_id, ts, json_extract(meta, '
     and json_extract(meta, '$.exit') not in (0, 130, 131)));
 """
 
+# What the agents were told: each recall note and session digest the agent hook delivered
+# (collectors/agent/told.py reads them from its log at sync). Not nodes: they are not memory
+# to search, but a record of what memory said, read newest first by the viewer.
+_V19_AGENT_NOTES = """
+create table agent_notes (
+    id         text primary key,           -- the hook's id for the note, stable across syncs
+    project_id text not null references projects(id),
+    ts         real not null,              -- when it was told (unix s, to the millisecond)
+    agent      text not null,              -- a key of collectors.agent.AGENTS
+    session    text not null,
+    event      text not null,              -- PreToolUse, PostToolUseFailure, SessionStart
+    kind       text not null check (kind in ('recall', 'digest')),
+    cmd_hash   text,                       -- a recall's command, as its runs' meta.cmd_hash
+    command    text,                       -- ... and its text, redacted
+    after      text,                       -- the failed run's id a note after a failure follows
+    body       text not null               -- the note itself, redacted
+);
+create index agent_notes_told on agent_notes(project_id, ts);
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
@@ -518,6 +538,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (16, "files by seq", _V16_FILES_BY_SEQ),
     (17, "error signatures", _V17_ERROR_SIGNATURES),
     (18, "failed commands", _V18_FAILED_COMMANDS),
+    (19, "agent notes", _V19_AGENT_NOTES),
 ]
 
 

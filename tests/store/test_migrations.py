@@ -40,6 +40,7 @@ EXPECTED_TABLES = {
     "word_top_state",
     "word_top_late",
     "compaction_due",
+    "agent_notes",
 }
 EXPECTED_NODE_COLUMNS = [
     "seq",
@@ -79,6 +80,7 @@ EXPECTED_INDEXES = {
     "project_aliases_project",
     "embeddings_unsketched",
     "word_tops_seq",
+    "agent_notes_told",
 }
 
 
