@@ -15,6 +15,7 @@ import anyio.lowlevel
 
 from . import ingest, walker
 from .collectors.agent.nodes import agent_node
+from .collectors.agent.told import sync_notes
 from .collectors.changelog import NAME_WORDS as _CHANGELOG_WORDS
 from .collectors.changelog import is_changelog
 from .collectors.diffs import PatchCap, patch_args
@@ -838,6 +839,8 @@ async def _sync_agent(
     report.agent_skipped = found.malformed
     if found.cursor is not None:
         await set_cursor(db, pid, "agent:claude", found.cursor.encode())
+    # What the hook told the agents in this repository (a record for the viewer, not nodes).
+    await sync_notes(db, pid, root, engine.settings.home)
 
 
 async def embed_pending(
