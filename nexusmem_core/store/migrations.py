@@ -519,6 +519,14 @@ create table agent_notes (
 create index agent_notes_told on agent_notes(project_id, ts);
 """
 
+# The timeline (handlers/timeline.py): every node but a commit's file diffs (shown under their
+# commit), newest first, a page at a time. Kind and source ride in the index so the viewer's
+# filters (kinds, an author) are read from it while walking back in time, without reading the
+# row of each node passed over. Without it, every first page sorted all of the project's nodes.
+_V20_TIMELINE = """
+create index nodes_timeline on nodes(project_id, ts, kind, source) where kind != 'file_diff';
+"""
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "nodes", _V1_NODES),
     (2, "fts", _V1_FTS),
@@ -539,6 +547,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (17, "error signatures", _V17_ERROR_SIGNATURES),
     (18, "failed commands", _V18_FAILED_COMMANDS),
     (19, "agent notes", _V19_AGENT_NOTES),
+    (20, "timeline", _V20_TIMELINE),
 ]
 
 

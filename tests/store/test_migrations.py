@@ -81,6 +81,7 @@ EXPECTED_INDEXES = {
     "embeddings_unsketched",
     "word_tops_seq",
     "agent_notes_told",
+    "nodes_timeline",
 }
 
 
