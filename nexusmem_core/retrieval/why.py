@@ -16,7 +16,6 @@ came with it (a commit's diffs, a failure's fix, a revert's partner, a release).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -42,7 +41,6 @@ __all__ = [
     "Companion",
     "Explained",
     "Move",
-    "Trace",
     "Tracer",
     "Why",
     "explained",
@@ -153,9 +151,6 @@ class _Snapshot:
     held: dict[str, Candidate]
 
 
-Trace = Callable[..., None]
-
-
 def untraced(stage: str, candidates: list[Candidate], measure: str = "relevance") -> None:
     """The trace of a search nobody asked to explain: nothing."""
 
@@ -257,10 +252,11 @@ class _Reading:
                 held.setdefault(holder, []).append(prev.held[key])
         for key, after in cur.place.items():
             before = prev.place.get(key)
-            notes = [self._entered(cur, key) if before is None else _changed(prev, cur, key)]
+            taken = held.get(key, [])
+            notes = [self._entered(cur, key, taken) if before is None else _changed(prev, cur, key)]
             if prev.measure != cur.measure and before == after:
                 notes = []  # the priors that did not move it are told once, in ``priors``
-            notes.append(self._absorbed(cur, key, held.get(key, [])))
+            notes.append(self._absorbed(cur, key, taken))
             text = "; ".join(n for n in notes if n)
             if before != after or text:
                 self._move(key, Move(cur.stage, before, after, text or _shifted(before, after)))
@@ -271,12 +267,12 @@ class _Reading:
     def _with(self, key: str, relation: str, c: Candidate) -> None:
         self.came_with.setdefault(key, []).append(Companion(relation, c.id, c.ref))
 
-    def _entered(self, cur: _Snapshot, key: str) -> str:
+    def _entered(self, cur: _Snapshot, key: str, taken: list[Candidate]) -> str:
         c = cur.held[key]
         if cur.stage == "rrf":
             return f"found by the vector arm alone (its rank {self.ranks['vector'].get(key)})"
         if cur.stage == "group_commits":
-            return "brought in by its diff"
+            return "brought in by its diff" + "".join(f" {self._found(d)}" for d in taken[:1])
         if cur.stage == "shipped_in":
             after = _neighbour(cur, key, +1)
             if after is not None:
@@ -290,6 +286,11 @@ class _Reading:
             link = c.meta.get("link")
             return f"the fix of {_short(failure)} (linked by {link})" if failure else "a fix"
         return "brought in"
+
+    def _found(self, c: Candidate) -> str:
+        """Where the arms ranked ``c``, as ``path (bm25 #2, vector #5)``."""
+        ranks = [f"{arm} #{found[c.id]}" for arm, found in self.ranks.items() if c.id in found]
+        return f"{_path(c)} ({', '.join(ranks)})" if ranks else _path(c)
 
     def _absorbed(self, cur: _Snapshot, key: str, taken: list[Candidate]) -> str:
         if not taken:
@@ -453,7 +454,7 @@ def why_lines(why: Why) -> list[str]:
         distance = "" if why.vector_distance is None else f" (distance {why.vector_distance:.3f})"
         found.append(f"vector #{why.vector_rank}{distance}")
     fused = "fused" if why.vector_rank is not None else "relevance"
-    lines = [f"why: {', '.join(found) or 'in no arm'} -> {fused} {why.fused:.4g}"]
+    lines = [f"why: {', '.join(found) or 'in no arm itself'} -> {fused} {why.fused:.4g}"]
     lines.append("     " + _priors_text(why.priors) + f" -> score {why.score:.4g}")
     if why.moves:
         lines.append("     moved: " + "; ".join(_move_text(m) for m in why.moves))
@@ -488,7 +489,12 @@ def _priors_text(priors: dict[str, Any]) -> str:
 
 
 def _move_text(m: Move) -> str:
-    where = f"{m.before or '-'}->{m.after or '-'}"
+    if m.before is None:
+        where = f"in at {m.after}"
+    elif m.after is None:
+        where = f"{m.before}->out"
+    else:
+        where = f"{m.before}->{m.after}"
     return f"{m.stage} {where} {m.note}".rstrip()
 
 
