@@ -1,0 +1,104 @@
+"""What the viewer's Status page shows beside ``status``: how memory grew month by month, and
+which capture hooks are installed and when each last recorded.
+
+``capture`` asks what ``nexusmem hook status`` and ``nexusmem agent status`` ask (the same
+functions), and ``logs`` gives the hook logs' sizes, which the viewer polls to know when to ask
+the timeline for what is new.
+"""
+
+from __future__ import annotations
+
+import calendar
+import os
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
+
+from ..collectors.agent import AGENT_LOG
+from ..collectors.shell.hooklog import LOG_FILE
+from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..engine import Engine
+
+__all__ = ["MAX_MONTHS", "capture", "history", "logs"]
+
+MAX_MONTHS = 120
+
+
+async def history(engine: Engine, *, months: int = 24) -> list[dict[str, Any]]:
+    """How many nodes of each kind each month held (UTC), oldest first: the ``months``
+    (1..120) up to the month of the newest node, every one of them listed, empty or not.
+    Each: ``month`` (``YYYY-MM``), ``counts`` (kind -> count), ``total``. Nodes without a
+    time are not counted."""
+    if isinstance(months, bool) or not isinstance(months, int) or not 1 <= months <= MAX_MONTHS:
+        raise UsageError(f"must be a whole number from 1 to {MAX_MONTHS}", argument="months")
+    db, pid = engine.db, engine.project_id
+    row = await db.fetchone("select max(ts) from nodes where project_id = ?", (pid,))
+    if not row or row[0] is None:
+        return []
+    last = time.gmtime(int(row[0]))
+    labels = []
+    year, month = last.tm_year, last.tm_mon
+    for _ in range(months):
+        labels.append(f"{year:04d}-{month:02d}")
+        year, month = (year, month - 1) if month > 1 else (year - 1, 12)
+    labels.reverse()
+    first = calendar.timegm((int(labels[0][:4]), int(labels[0][5:]), 1, 0, 0, 0))
+    rows = await db.fetchall(
+        "select strftime('%Y-%m', ts, 'unixepoch'), kind, count(*) from nodes "
+        "where project_id = ? and ts >= ? group by 1, 2",
+        (pid, first),
+    )
+    counts: dict[str, dict[str, int]] = {label: {} for label in labels}
+    for label, kind, count in rows:
+        if label in counts:
+            counts[label][kind] = int(count)
+    return [{"month": m, "counts": c, "total": sum(c.values())} for m, c in counts.items()]
+
+
+def logs(settings: Settings) -> dict[str, dict[str, Any]]:
+    """The two hook logs (``shell``, ``agent``): ``path``, ``size`` and ``mtime`` (None, 0,
+    None when there is none). Two stat calls: cheap enough to poll."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, file in (("shell", LOG_FILE), ("agent", AGENT_LOG)):
+        path = Path(settings.home) / file
+        try:
+            found = os.stat(path)
+        except OSError:
+            out[name] = {"path": str(path), "size": 0, "mtime": None}
+            continue
+        out[name] = {"path": str(path), "size": found.st_size, "mtime": found.st_mtime}
+    return out
+
+
+async def capture(settings: Settings, root: Path | None = None) -> dict[str, Any]:
+    """Which capture hooks are installed, and when each last recorded: ``shells`` (bash,
+    zsh, fish, pwsh: each ``shell``, ``state`` (installed, not installed, outdated),
+    ``rc_files``, ``script``, ``last_recorded`` (unix s, or None), ``warnings``), ``agents``
+    (each of ``agent status --json``'s agents: ``agent``, ``label``, ``files`` (user and
+    project: ``scope``, ``path``, ``state``, ...), ``flag``, ``context``, ``last_event``,
+    ``notice``), ``drops`` (payloads the agent hook dropped, by reason) and ``logs``
+    (``logs``). ``root``: the repository whose project files are checked. The answers of
+    ``nexusmem hook status`` and ``nexusmem agent status``, read in a worker thread."""
+    from ..collectors.agent import install as agents
+    from ..collectors.shell import hooks
+
+    home = Path(settings.home)
+
+    def read() -> dict[str, Any]:
+        shells = [asdict(hooks.status(shell, home)) for shell in hooks.SHELLS]
+        found = agents.status(list(agents.SPECS), home, root or Path.cwd())
+        every = found.to_dict()
+        return {
+            "shells": shells,
+            "agents": every["agents"],
+            "drops": every["drops"],
+            "logs": logs(settings),
+        }
+
+    return await anyio.to_thread.run_sync(read)
