@@ -72,6 +72,8 @@ from nexusmem_core.lock import SYNC_LOCK, acquire
 HOOK = ROOT / "nexusmem_core" / "collectors" / "agent" / "hook.py"
 HOOK_ARGV = [PYTHON, "-S", "-P", str(HOOK)]  # what `nexusmem agent install` has Claude Code run
 TARGET_P50_MS, TARGET_P99_MS = 100.0, 250.0
+# What a note that reaches the agent adds to the hook: it is remembered redacted (runner._tell).
+REDACT = f"import sys; sys.path.insert(0, {str(ROOT)!r}); import nexusmem_core.redact"
 DIRS = [".", ".", ".", "web", "services/api", "docs"]
 MODS = "api auth billing cli db ingest search upload users worker cache config events".split()
 WORDS = "login retry timeout unicode pagination refund quota webhook export csv tz".split()
@@ -329,6 +331,13 @@ def hook_latency(
         ("PreToolUse (note)" + COLD, hook, cold, note, True),
         ("baseline: python -S -P -c pass", [PYTHON, "-S", "-P", "-c", "pass"], env, bytes, False),
         ("baseline: python -c pass", [PYTHON, "-c", "pass"], env, bytes, False),  # stdin: b""
+        (
+            "baseline: -S -P, import redaction",
+            [PYTHON, "-S", "-P", "-c", REDACT],
+            env,
+            bytes,
+            False,
+        ),
     ]
     if every_cold:
         cases += [(name + COLD, hook, cold, make, want) for name, _, _, make, want in cases[:6]]
@@ -442,7 +451,9 @@ def bench_latency(base: Path, repo: Path, env: dict[str, str], failed: str, runs
         "standard library's bytecode only, and `PYTHONDONTWRITEBYTECODE=1` (the first call after "
         "an upgrade, or an environment that forbids writing bytecode, as this sandbox's does). "
         f"`-S` saves {without_s - with_s:.1f} ms at the median ({with_s:.1f} against "
-        f"{without_s:.1f}).\n"
+        f"{without_s:.1f}). A note or digest that reaches the agent is also remembered, "
+        "redacted (the notes log): importing the redaction table, its baseline row less "
+        "`python -S -P -c pass`, is most of what that adds to a PreToolUse note.\n"
     )
     print(
         "SessionStart spawns `cli.py sync -C ROOT --auto --quiet`, detached. This process was "
