@@ -17,6 +17,7 @@ from nexusmem_core.retrieval.why import Explained, Why
 
 from .conftest import BASE_TS, DAY, Repo, changed, run_cli
 from .fake_ollama import FakeOllama
+from .test_shell_sync import log_command
 
 NOW = BASE_TS + 30 * DAY  # recency measured from a fixed moment: explain and search agree
 
@@ -137,6 +138,9 @@ async def test_a_commit_that_absorbed_its_diff_says_so(settings: Settings, make_
     assert "absorbed its diffs: src/codec.py (its best hunk)" in note
     diff_row = next(row for row in told.arms["bm25"] if row["ref"] == f"{sha}:src/codec.py")
     assert diff_row["relevance"] > 0  # the word arm found the diff, the commit answered
+    gone = told.left[diff_row["id"]]
+    assert (gone.stage, gone.after) == ("group_commits", None)
+    assert gone.note == f"grouped under commit {sha[:7]} (fix: empty bodies no longer fail)"
 
 
 async def test_a_why_question_s_lifted_commit_shows_the_lift(settings: Settings, make_repo):
@@ -184,6 +188,22 @@ async def test_a_copy_dropped_is_named_by_the_section_kept(settings: Settings, m
     (copy,) = [c for c in why.came_with if c.relation == "copy"]
     assert copy.ref == kept.copies[0]
     assert moved_by(why, "drop_copies") == [f"its copies dropped: {copy.ref}"]
+    assert told.left[copy.id].note == f"dropped as a copy of {kept.ref}"
+
+
+async def test_a_revert_and_what_it_undid_each_name_the_other(settings: Settings, make_repo):
+    r: Repo = make_repo("reverted")
+    tried = r.commit("Load plugins lazily on first use", {"plugins.py": "LAZY = True\n"})
+    undone = r.commit(
+        f'Revert "Load plugins lazily on first use"\n\nThis reverts commit {tried}.',
+        {"plugins.py": "LAZY = False\n"},
+    )
+    async with open_engine(settings, r.path, create=True) as engine:
+        await handlers.sync(engine, embed=False)
+        told = await explain(engine, "lazily plugins loading attempt", vector=False, now=NOW)
+    revert, original = why_of(told, undone), why_of(told, tried)
+    assert ("reverts", original.id) in [(c.relation, c.id) for c in revert.came_with]
+    assert ("reverted_by", revert.id) in [(c.relation, c.id) for c in original.came_with]
 
 
 def test_the_cli_prints_why_under_each_result(repo: Repo):
@@ -202,6 +222,26 @@ def test_the_cli_prints_why_under_each_result(repo: Repo):
     assert list(data["why"]) == [r["id"] for r in data["results"]]
     assert data["stages"][0] == "lexical_candidates"
     assert data["why"][data["results"][0]["id"]]["bm25_rank"] >= 1
+
+
+def test_a_failure_and_the_fix_that_follows_it_name_each_other(repo: Repo, home):
+    t0 = 1_767_400_000.0
+    log_command(home, "npm whoami", repo.path, 1, t0)
+    log_command(home, "npm login", repo.path, 0, t0 + 120)
+    log_command(home, "npm whoami", repo.path, 0, t0 + 180)
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    synced = run_cli("sync", "-q", "--no-embed", "--link-failures", "-C", str(repo.path))
+    assert synced.returncode == 0, synced.stderr
+    out = run_cli("query", "--json", "--why", "-C", str(repo.path), "why did npm whoami fail")
+    data = json.loads(out.stdout)
+    failed, fix = data["results"][:2]
+    assert (failed["title"], fix["fix_for"]) == ("you: npm whoami  (exit 1)", failed["id"])
+    assert {"relation": "fix", "id": fix["id"], "ref": fix["ref"]} in (
+        data["why"][failed["id"]]["came_with"]
+    )
+    (follow,) = [m for m in data["why"][fix["id"]]["moves"] if m["stage"] == "follow"]
+    assert follow["note"].startswith("the fix of npm whoami (linked by retry)")
+    assert data["why"][fix["id"]]["score"] == data["why"][failed["id"]]["score"]  # its place
 
 
 def test_why_across_projects_is_one_line(repo: Repo):

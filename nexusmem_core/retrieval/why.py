@@ -125,20 +125,24 @@ class Why:
 @dataclass
 class Explained:
     """A search's response, why each of its results ranked where it did (by result id), the
-    stages that ran in order, and what each arm found before fusion."""
+    stages that ran in order, what each arm found before fusion, and the stage that took out
+    each candidate that left the list (by its id: a diff grouped, a copy dropped)."""
 
     response: SearchResponse
     why: dict[str, Why]
     stages: list[str]
     arms: dict[str, Any]
+    left: dict[str, Move] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """The response's dict with ``why``, ``stages`` and ``arms`` beside its keys."""
+        """The response's dict with ``why``, ``stages``, ``arms`` and ``left`` beside its
+        keys."""
         return {
             **self.response.to_dict(),
             "why": {key: w.to_dict() for key, w in self.why.items()},
             "stages": list(self.stages),
             "arms": self.arms,
+            "left": {key: m.to_dict() for key, m in self.left.items()},
         }
 
 
@@ -211,7 +215,12 @@ async def explained(db: Database, tracer: Tracer, response: SearchResponse) -> E
         if c is None:  # cannot happen: every result is a ranked candidate
             continue
         why[c.id] = reading.why(c, n, result.tokens, partners)
-    return Explained(response, why, tracer.stages, tracer.arms_seen())
+    left = {
+        key: moves[-1]
+        for key, moves in reading.moves.items()
+        if key not in final and moves[-1].after is None
+    }
+    return Explained(response, why, tracer.stages, tracer.arms_seen(), left)
 
 
 async def _revert_links(db: Database, ids: list[str]) -> list[tuple[str, str]]:
@@ -253,7 +262,11 @@ class _Reading:
         for key, after in cur.place.items():
             before = prev.place.get(key)
             taken = held.get(key, [])
-            notes = [self._entered(cur, key, taken) if before is None else _changed(prev, cur, key)]
+            if before is None:
+                notes = [self._entered(cur, key, taken)]
+            else:  # a fix that ranked on its own is placed after its failure too
+                moved_fix = cur.stage == "follow" and prev.held[key] is not cur.held[key]
+                notes = [_fix_of(cur, cur.held[key]) if moved_fix else "", _changed(prev, cur, key)]
             if prev.measure != cur.measure and before == after:
                 notes = []  # the priors that did not move it are told once, in ``priors``
             notes.append(self._absorbed(cur, key, taken))
@@ -282,9 +295,7 @@ class _Reading:
             before = _neighbour(cur, key, -1)
             return f"the revert partner of {_short(before)}" if before else "a revert partner"
         if cur.stage == "follow":
-            failure = cur.held.get(str(c.meta.get("fix_of")))
-            link = c.meta.get("link")
-            return f"the fix of {_short(failure)} (linked by {link})" if failure else "a fix"
+            return _fix_of(cur, c) or "a fix"
         return "brought in"
 
     def _found(self, c: Candidate) -> str:
@@ -420,6 +431,13 @@ def _changed(prev: _Snapshot, cur: _Snapshot, key: str) -> str:
     return f"{cur.measure} {old:.4g} -> {new:.4g}"
 
 
+def _fix_of(cur: _Snapshot, c: Candidate) -> str:
+    failure = cur.held.get(str(c.meta.get("fix_of")))
+    if failure is None:
+        return ""
+    return f"the fix of {_short(failure)} (linked by {c.meta.get('link')})"
+
+
 def _shifted(before: int | None, after: int | None) -> str:
     if before is None or after is None:
         return ""
@@ -433,11 +451,15 @@ def _neighbour(cur: _Snapshot, key: str, step: int) -> Candidate | None:
 
 
 def _short(c: Candidate | None) -> str:
+    """A candidate named in a note: a commit by its short sha and subject, a diff or a
+    section by its reference, anything else (a command, a turn) by its title."""
     if c is None:
         return "?"
     if c.kind == "git_commit":
-        return f"{c.ref[:7]} ({c.title})"
-    return c.ref
+        return f"{c.ref[:7]} ({c.title[:80]})"
+    if c.kind in ("file_diff", "doc_section"):
+        return c.ref
+    return c.title[:80]
 
 
 def _path(c: Candidate) -> str:
