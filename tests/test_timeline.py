@@ -347,6 +347,22 @@ async def test_history_counts_each_kind_by_month_as_status_counts_them(
     assert raised.value.argument == "months"
 
 
+async def test_history_ends_with_the_newest_month_even_in_december(engine: Engine):
+    from nexusmem_core.models import Node
+    from nexusmem_core.store.nodes import upsert_nodes
+
+    await sync(engine)
+    december = 1_796_083_200  # 2026-12-01T00:00:00Z
+    nodes = [
+        Node(engine.project_id, "doc_section", "docs", f"#{n}", "n", "x", ts, 0.5, "authored")
+        for n, ts in enumerate((december - 1, december, december + 30 * 86_400))
+    ]
+    async with engine.db.transaction():
+        await upsert_nodes(engine.db, nodes)
+    months = await history(engine, months=2)
+    assert [(m["month"], m["total"]) for m in months] == [("2026-11", 1), ("2026-12", 2)]
+
+
 async def test_capture_says_which_hooks_are_installed_and_when_each_last_recorded(
     engine: Engine, repo: Repo, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):

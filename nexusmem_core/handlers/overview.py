@@ -9,6 +9,8 @@ the timeline for what is new.
 from __future__ import annotations
 
 import calendar
+import itertools
+import json
 import os
 import time
 from dataclasses import asdict
@@ -20,6 +22,7 @@ import anyio.to_thread
 from ..collectors.agent import AGENT_LOG
 from ..collectors.shell.hooklog import LOG_FILE
 from ..errors import UsageError
+from ..models import NODE_KINDS
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -42,23 +45,31 @@ async def history(engine: Engine, *, months: int = 24) -> list[dict[str, Any]]:
     if not row or row[0] is None:
         return []
     last = time.gmtime(int(row[0]))
-    labels = []
-    year, month = last.tm_year, last.tm_mon
-    for _ in range(months):
-        labels.append(f"{year:04d}-{month:02d}")
+    starts = []  # each month's first second, newest month first
+    # From the month after the newest node's, back.
+    year, month = (last.tm_year, last.tm_mon + 1) if last.tm_mon < 12 else (last.tm_year + 1, 1)
+    for _ in range(months + 1):
+        starts.append((f"{year:04d}-{month:02d}", calendar.timegm((year, month, 1, 0, 0, 0))))
         year, month = (year, month - 1) if month > 1 else (year - 1, 12)
-    labels.reverse()
-    first = calendar.timegm((int(labels[0][:4]), int(labels[0][5:]), 1, 0, 0, 0))
+    starts.reverse()
+    spans = [[begin, end] for (_, begin), (_, end) in itertools.pairwise(starts)]
+    # One count per kind and month, each a range of the (project, kind, ts) index, rather
+    # than the month of every node's time, grouped.
     rows = await db.fetchall(
-        "select strftime('%Y-%m', ts, 'unixepoch'), kind, count(*) from nodes "
-        "where project_id = ? and ts >= ? group by 1, 2",
-        (pid, first),
+        "select m.key, k.value, (select count(*) from nodes n where n.project_id = ? "
+        "and n.kind = k.value and n.ts >= json_extract(m.value, '$[0]') "
+        "and n.ts < json_extract(m.value, '$[1]')) "
+        "from json_each(?) m, json_each(?) k",
+        (pid, json.dumps(spans), json.dumps(NODE_KINDS)),
     )
-    counts: dict[str, dict[str, int]] = {label: {} for label in labels}
-    for label, kind, count in rows:
-        if label in counts:
-            counts[label][kind] = int(count)
-    return [{"month": m, "counts": c, "total": sum(c.values())} for m, c in counts.items()]
+    counts: list[dict[str, int]] = [{} for _ in spans]
+    for index, kind, count in rows:
+        if count:
+            counts[int(index)][kind] = int(count)
+    return [
+        {"month": label, "counts": c, "total": sum(c.values())}
+        for (label, _), c in zip(starts, counts, strict=False)
+    ]
 
 
 def logs(settings: Settings) -> dict[str, dict[str, Any]]:
