@@ -114,7 +114,8 @@ async def synced(settings: Settings, repo: Repo) -> int:
 async def test_a_full_disk_fails_in_one_line_and_the_sync_after_freeing_space_completes(
     settings: Settings, repo: Repo, disks: Disks
 ):
-    workspace = disks.mount(repo.path / ".nexusmem", 1024)
+    # 1.5 MiB: the second sync's write-ahead log (~750 KB) must fit once the filler is gone.
+    workspace = disks.mount(repo.path / ".nexusmem", 1536)
     before = await synced(settings, repo)
     files = {f"data/{n}.txt": os.urandom(1500).hex() + "\n" for n in range(40)}
     repo.commit("feat: forty data files", files)

@@ -2,8 +2,12 @@
 else; each is thin: it opens nothing itself and hands the work to the module that does it.
 
     projects.py   init, sync, precheck, the registry of projects
-    search.py     search one project or all, recent nodes, one node
+    search.py     search one project or all (and why each result ranked), recent nodes, one node
     status.py     what a memory holds, as a ``Status`` (its text: ``render.py``)
+    timeline.py   what happened, newest first, by keyset pages, and what no sync read yet
+    node.py       one node with everything linked to it (the viewer's node page)
+    overview.py   counts by month, and which capture hooks are installed and last recorded
+    agents.py     the notes and digests the agents were told, and the next digest
     hygiene.py    review, staleness, forget and the deny list, prune, scrub
     scan.py       dry runs of one source
 
@@ -19,6 +23,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .agents import next_digest, told
     from .hygiene import (
         check_contradictions,
         deny_list,
@@ -34,12 +39,16 @@ if TYPE_CHECKING:
         scrub_secrets,
         stale,
     )
+    from .node import node_detail
+    from .overview import capture, history
     from .projects import ProjectsReport, init_project, list_projects, precheck, sync
     from .scan import scan, scan_conversation, scan_github, scan_session, scan_structure
-    from .search import get_node, list_recent, search, search_all
+    from .search import explain, get_node, list_recent, search, search_all
     from .status import status
+    from .timeline import pending, timeline
 
 _AREAS = {
+    "agents": ("next_digest", "told"),
     "hygiene": (
         "check_contradictions",
         "deny_list",
@@ -55,27 +64,36 @@ _AREAS = {
         "scrub_secrets",
         "stale",
     ),
+    "node": ("node_detail",),
+    "overview": ("capture", "history"),
     "projects": ("ProjectsReport", "init_project", "list_projects", "precheck", "sync"),
     "scan": ("scan", "scan_conversation", "scan_github", "scan_session", "scan_structure"),
-    "search": ("get_node", "list_recent", "search", "search_all"),
+    "search": ("explain", "get_node", "list_recent", "search", "search_all"),
     "status": ("status",),
+    "timeline": ("pending", "timeline"),
 }
 _AREA_OF = {name: area for area, names in _AREAS.items() for name in names}
 
 __all__ = [
     "ProjectsReport",
+    "capture",
     "check_contradictions",
     "deny_list",
     "dismiss_suggestion",
+    "explain",
     "export_deny_list",
     "forget",
     "get_node",
+    "history",
     "import_deny_list",
     "init_project",
     "list_projects",
     "list_recent",
     "mark_stale",
+    "next_digest",
+    "node_detail",
     "open_suggestions",
+    "pending",
     "precheck",
     "prune_source",
     "prune_unreachable",
@@ -91,6 +109,8 @@ __all__ = [
     "stale",
     "status",
     "sync",
+    "timeline",
+    "told",
 ]
 
 

@@ -62,6 +62,21 @@ def _place(cwd: object, root: str) -> str | None:
     return cwd[len(root) + 1 :] if cwd.startswith(root + os.sep) else cwd
 
 
+def _seconds(value: object) -> float | None:
+    """A command's duration in seconds: the shell's meta says ``"2.50s"``, an agent's a
+    number."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and value.endswith("s"):
+        try:
+            return float(value[:-1])
+        except ValueError:
+            return None
+    return None
+
+
 def facts(c: Candidate, source: str, root: str) -> dict[str, Any]:
     """A node's facts as a timeline row shows them (``timeline.timeline`` names each);
     ``fixes`` empty and ``files`` None until the caller fills them in. ``root``: the
@@ -82,7 +97,7 @@ def facts(c: Candidate, source: str, root: str) -> dict[str, Any]:
         "outcome": _outcome(meta) if command else None,
         "exit": code if isinstance(code, int) and not isinstance(code, bool) else None,
         "cwd": _place(meta.get("cwd"), root) if command else None,
-        "duration": duration if isinstance(duration, int | float) else None,
+        "duration": _seconds(duration),
         "failed": command and failed(meta),
         "fixes": [],
         "edited": [p for p in edited if isinstance(p, str)] if isinstance(edited, list) else [],

@@ -20,92 +20,27 @@ survives a rename of the folder and a change of the origin (the id is carried ov
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..engine import Engine
-from ..errors import NexusMemError, UsageError
+from ..errors import NexusMemError
 from ..pool import EnginePool
-from ..registry import load_registry
+from . import live, pages
 from .guard import RULES, Guard, Secret
-from .templating import environment
+from .state import Viewer
 
-__all__ = ["Project", "Viewer", "form", "opened", "redirect"]
+__all__ = ["opened"]
 
 STATIC = Path(__file__).parent / "static"
-SLUG = 12
-FORM_BYTES = 64 * 1024  # a review form is a few fields: anything larger is refused
-PAGE = 50
-
-
-@dataclass(frozen=True)
-class Project:
-    slug: str
-    name: str
-    root: str
-
-
-class Viewer:
-    """What every route shares: the settings, the open engines, the templates, the secret."""
-
-    def __init__(self, settings: Any, root: Path, secret: Secret, pool: EnginePool) -> None:
-        self.settings = settings
-        self.root = root
-        self.secret = secret
-        self.pool = pool
-        self.env = environment()
-        self.first: Project | None = None
-
-    async def start(self) -> None:
-        """Open the launch project's memory now: a viewer of a repository NexusMem has not
-        synced says so before it serves anything."""
-        engine = await self.pool.get(self.root)
-        self.first = _project(engine)
-
-    def projects(self) -> list[Project]:
-        """The launch project first, then the registry's others."""
-        assert self.first is not None
-        seen = {self.first.slug}
-        rows = [self.first]
-        for entry in load_registry(self.settings.home):
-            slug = slug_of(entry.project_id)
-            if slug not in seen:
-                seen.add(slug)
-                rows.append(Project(slug, entry.name, entry.root))
-        return rows
-
-    async def engine(self, slug: str) -> tuple[Engine, Project]:
-        for project in self.projects():
-            if project.slug == slug:
-                return await self.pool.get(Path(project.root)), project
-        raise HTTPException(404, f"no registered project {slug!r}: see /projects")
-
-    def page(self, request: Request, template: str, status: int = 200, **context: Any) -> Response:
-        body = self.env.get_template(template).render(
-            request=request,
-            csrf=self.secret.csrf,
-            projects=self.projects(),
-            **context,
-        )
-        return HTMLResponse(body, status_code=status)
-
-
-def slug_of(project_id: str) -> str:
-    return hashlib.sha256(project_id.encode("utf-8", "surrogatepass")).hexdigest()[:SLUG]
-
-
-def _project(engine: Engine) -> Project:
-    return Project(slug_of(engine.project_id), engine.repo.name, str(engine.repo.root))
 
 
 @contextlib.asynccontextmanager
@@ -122,10 +57,17 @@ async def opened(
 
 
 def _routes(viewer: Viewer) -> list[Route | Mount]:
-    from . import live, pages
-
     def bind(handler: Any) -> Any:
         async def endpoint(request: Request) -> Response:
+            started = time.perf_counter()
+            response = await answer(request)
+            # The page's time in the server (handlers and template), for the browser's
+            # developer tools and bench/bench_viewer.py; a stream's is its set-up.
+            took = (time.perf_counter() - started) * 1000
+            response.headers["server-timing"] = f"app;dur={took:.1f}"
+            return response
+
+        async def answer(request: Request) -> Response:
             try:
                 response: Response = await handler(viewer, request)
                 return response
@@ -154,18 +96,3 @@ def _routes(viewer: Viewer) -> list[Route | Mount]:
         Route("/p/{slug}/status", bind(pages.status)),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-
-
-async def form(request: Request) -> dict[str, str]:
-    """A POST's fields, bounded: a form larger than ``FORM_BYTES`` is refused, not read."""
-    length = request.headers.get("content-length")
-    if length is None or not length.isdigit() or int(length) > FORM_BYTES:
-        raise HTTPException(413, f"a form is at most {FORM_BYTES} bytes, with its length given")
-    data = await request.form(max_files=0, max_fields=20)
-    return {k: v for k, v in data.items() if isinstance(v, str)}
-
-
-def redirect(url: str) -> Response:
-    if not url.startswith("/") or url.startswith("//"):
-        raise UsageError("next: must be a path of this viewer")
-    return RedirectResponse(url, status_code=303)

@@ -18,8 +18,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .. import handlers
-from .app import PAGE, Viewer
 from .pages import plain
+from .state import PAGE, Viewer
 
 __all__ = ["POLL_SECONDS", "stream"]
 
@@ -40,7 +40,7 @@ async def stream(viewer: Viewer, request: Request) -> Response:
     }
     after = params.get("after") or None
     await handlers.timeline(engine, after=after, limit=1, **filters)  # a bad filter: 400 now
-    rows = viewer.env.get_template("_rows.html").module
+    rows: Any = viewer.env.get_template("_rows.html").module
 
     async def events() -> AsyncIterator[dict[str, str]]:
         cursor, shown = after, None

@@ -15,7 +15,7 @@ from .. import handlers
 from ..collectors.agent import AGENTS
 from ..errors import UsageError
 from ..models import NODE_KINDS
-from .app import PAGE, Viewer, form, redirect
+from .state import PAGE, Viewer, form, redirect
 
 __all__ = [
     "agents",
@@ -62,7 +62,7 @@ async def home(viewer: Viewer, request: Request) -> Response:
 async def timeline(viewer: Viewer, request: Request) -> Response:
     engine, project = await viewer.engine(request.path_params["slug"])
     kinds = [k for k in request.query_params.getlist("kind") if k][: len(TIMELINE_KINDS)]
-    filters = {
+    filters: dict[str, Any] = {
         "kind": kinds,
         "author": _arg(request, "author"),
         "outcome": _arg(request, "outcome"),
@@ -237,7 +237,7 @@ async def status(viewer: Viewer, request: Request) -> Response:
     engine, project = await viewer.engine(request.path_params["slug"])
     state = await handlers.status(engine)
     history = await handlers.history(engine)
-    capture = await handlers.capture(engine)
+    capture = await handlers.capture(engine.settings, engine.repo.root)
     from .chart import bars
 
     return viewer.page(
