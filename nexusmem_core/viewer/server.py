@@ -50,7 +50,10 @@ def loopback(host: str) -> str:
 
 def _listen(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # TCP named: asyncio turns Nagle off only on connections whose protocol says TCP, and an
+    # accepted one takes the listener's; left at 0, each response's body waited 40 ms for
+    # the browser's delayed ACK of its headers.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if family == socket.AF_INET6:
         sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
