@@ -40,7 +40,7 @@ if TYPE_CHECKING:
         stale,
     )
     from .node import node_detail
-    from .overview import capture, history
+    from .overview import capture, history, storage
     from .projects import ProjectsReport, init_project, list_projects, precheck, sync
     from .scan import scan, scan_conversation, scan_github, scan_session, scan_structure
     from .search import explain, get_node, list_recent, search, search_all
@@ -65,7 +65,7 @@ _AREAS = {
         "stale",
     ),
     "node": ("node_detail",),
-    "overview": ("capture", "history"),
+    "overview": ("capture", "history", "storage"),
     "projects": ("ProjectsReport", "init_project", "list_projects", "precheck", "sync"),
     "scan": ("scan", "scan_conversation", "scan_github", "scan_session", "scan_structure"),
     "search": ("explain", "get_node", "list_recent", "search", "search_all"),
@@ -108,6 +108,7 @@ __all__ = [
     "search_all",
     "stale",
     "status",
+    "storage",
     "sync",
     "timeline",
     "told",

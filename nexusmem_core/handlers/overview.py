@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..config import Settings
     from ..engine import Engine
 
-__all__ = ["MAX_MONTHS", "capture", "history", "logs"]
+__all__ = ["MAX_MONTHS", "capture", "history", "logs", "storage"]
 
 MAX_MONTHS = 120
 
@@ -70,6 +70,18 @@ async def history(engine: Engine, *, months: int = 24) -> list[dict[str, Any]]:
         {"month": label, "counts": c, "total": sum(c.values())}
         for (label, _), c in zip(starts, counts, strict=False)
     ]
+
+
+def storage(engine: Engine) -> dict[str, int]:
+    """The bytes the memory takes on disk: ``database``, its write-ahead log ``wal``, and
+    their ``total``."""
+    sizes = {}
+    for name, suffix in (("database", ""), ("wal", "-wal")):
+        try:
+            sizes[name] = os.stat(f"{engine.db.path}{suffix}").st_size
+        except OSError:
+            sizes[name] = 0
+    return {**sizes, "total": sum(sizes.values())}
 
 
 def logs(settings: Settings) -> dict[str, dict[str, Any]]:

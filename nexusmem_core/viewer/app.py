@@ -33,6 +33,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..errors import NexusMemError
+from ..logging import get_logger
 from ..pool import EnginePool
 from . import live, pages
 from .guard import RULES, Guard, Secret
@@ -41,6 +42,7 @@ from .state import Viewer
 __all__ = ["opened"]
 
 STATIC = Path(__file__).parent / "static"
+log = get_logger("viewer")
 
 
 @contextlib.asynccontextmanager
@@ -72,11 +74,19 @@ def _routes(viewer: Viewer) -> list[Route | Mount]:
                 response: Response = await handler(viewer, request)
                 return response
             except NexusMemError as err:
-                return viewer.page(request, "error.html", status=400, message=str(err))
+                return _error(request, 400, str(err))
             except HTTPException as err:
-                return viewer.page(
-                    request, "error.html", status=err.status_code, message=err.detail
+                return _error(request, err.status_code, err.detail)
+            except Exception as err:  # a bug: logged (stderr), and one line on the page
+                import traceback
+
+                log.error("viewer_page_failed", path=request.url.path, trace=traceback.format_exc())
+                return _error(
+                    request, 500, f"the viewer failed ({type(err).__name__}): see its log"
                 )
+
+        def _error(request: Request, code: int, message: str) -> Response:
+            return viewer.page(request, "error.html", code=code, message=message, project=None)
 
         return endpoint
 

@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 TIMELINE_KINDS = tuple(k for k in NODE_KINDS if k != "file_diff")
-AUTHORS = ("you", *sorted(AGENTS))
+AUTHORS = ("you", *AGENTS.values())  # as results name them: you, claude-code, codex, ...
 TRUST_ACTIONS = {"verify": "verified", "reject": "rejected", "clear": "candidate"}
 MAX_QUESTION = 2_000  # characters of a question typed in the search box
 
@@ -228,7 +228,7 @@ async def agents(viewer: Viewer, request: Request) -> Response:
         told=[plain(t) for t in told],
         digest=digest,
         agent=agent or "",
-        agents=sorted(AGENTS),
+        agents=AGENTS,
         page=PAGE,
     )
 
@@ -245,6 +245,7 @@ async def status(viewer: Viewer, request: Request) -> Response:
         "status.html",
         project=project,
         status=plain(state),
+        storage=handlers.storage(engine),
         chart=bars(plain(history)),
         capture=plain(capture),
     )

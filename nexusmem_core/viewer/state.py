@@ -68,14 +68,14 @@ class Viewer:
                 return await self.pool.get(Path(project.root)), project
         raise HTTPException(404, f"no registered project {slug!r}: see /projects")
 
-    def page(self, request: Request, template: str, status: int = 200, **context: Any) -> Response:
+    def page(self, request: Request, template: str, code: int = 200, **context: Any) -> Response:
         body = self.env.get_template(template).render(
             request=request,
             csrf=self.secret.csrf,
             projects=self.projects(),
             **context,
         )
-        return HTMLResponse(body, status_code=status)
+        return HTMLResponse(body, status_code=code)
 
 
 def slug_of(project_id: str) -> str:
