@@ -147,6 +147,9 @@ def read_new(
     cursor: LogCursor,
     keep: Callable[[dict[str, Any]], bool] | None = None,
     most: int | None = None,
+    *,
+    parse: Callable[[bytes], dict[str, Any] | None] | None = None,
+    mark: bytes | None = None,
 ) -> ReadResult:
     """The complete records written since ``cursor`` (those ``keep`` accepts); malformed lines
     are skipped and counted. Filtering while reading keeps memory to the records kept: the log
@@ -154,8 +157,14 @@ def read_new(
     stops once it has kept that many, its cursor after the last line read: the rest is read
     from there (a first sync of a 100k-line log held 50k records at once, 74 MB).
 
+    ``parse`` reads one line into a record, or None for a malformed one; by default a command
+    record (it must have ``id``, ``cmd`` and ``shell``). A log of other records (the notes the
+    agents were told) gives its own. With ``mark``, a line without those bytes is passed over
+    unparsed and uncounted: bytes every wanted line has, such as its repository.
+
     A last line without its newline is still being written: it is left for the next sync.
     """
+    reader = _parse if parse is None else parse
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below, across the helpers
     except FileNotFoundError:
@@ -182,7 +191,9 @@ def read_new(
                 # writers that both saw the torn end each add one (append checks without a
                 # lock). Not a record, so not a malformed one either.
                 continue
-            record = _parse(line)
+            if mark is not None and mark not in line:
+                continue
+            record = reader(line)
             if record is None:
                 malformed += 1
             elif keep is None or keep(record):

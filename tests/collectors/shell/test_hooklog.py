@@ -81,6 +81,33 @@ def test_two_writers_after_a_torn_line_lose_nothing_and_count_nothing(tmp_path: 
     assert result.malformed == 1  # the torn record alone
 
 
+def test_a_log_of_other_records_is_read_with_its_own_parser_and_mark(tmp_path: Path):
+    """Records without a command (the notes the agents were told) read through ``parse``;
+    lines without ``mark`` are passed over unparsed and uncounted, and the cursor still
+    moves past them."""
+    path = tmp_path / "notes.jsonl"
+    mine = [{"root": "/r", "text": f"note {i}"} for i in range(3)]
+    for i, note in enumerate(mine):
+        hooklog.append(tmp_path, note, path.name)
+        hooklog.append(tmp_path, {"root": "/other", "text": f"theirs {i}"}, path.name)
+    hooklog.append(tmp_path, {"root": "/r", "text": 7}, path.name)  # malformed: no text
+    seen: list[bytes] = []
+
+    def parse(line: bytes) -> dict | None:
+        seen.append(line)
+        record = json.loads(line)
+        return record if isinstance(record["text"], str) else None
+
+    first = read_new(path, LogCursor(), most=2, parse=parse, mark=b'"root":"/r"')
+    assert first.records == mine[:2] and first.malformed == 0
+    rest = read_new(path, first.cursor, parse=parse, mark=b'"root":"/r"')
+    assert rest.records == mine[2:] and rest.malformed == 1
+    assert rest.cursor.offset == path.stat().st_size
+    assert len(seen) == 4 and not any(b"/other" in line for line in seen)
+    plain = read_new(path, LogCursor())  # the default parser wants a command: none has one
+    assert plain.records == [] and plain.malformed == 7
+
+
 def test_command_hash_is_keyed_and_stable(tmp_path: Path):
     a = hooklog.command_hash(tmp_path, "mysql -psecret1")
     assert a == hooklog.command_hash(tmp_path, "mysql -psecret1")
