@@ -8,9 +8,10 @@ in ``pw=hunter2;`` and ``"hunter2"``, not in ``hunter22``. ``forget`` (which kno
 and sync (which does not) run this same matcher, so what one deletes the other never writes.
 
 A node is read as separate pieces: title, body, paths (one per line), and every key and
-value in its meta (so JSON escaping cannot hide a value). A literal is matched within one line
-of one piece (it may not hold a line break): three in four 40-character windows of code cross
-one, and skipping them is most of what makes the matcher cheap.
+value in its meta (so JSON escaping cannot hide a value); a note the agents were told as its
+session, command and text. A literal is matched within one line of one piece (it may not hold
+a line break): three in four 40-character windows of code cross one, and skipping them is most
+of what makes the matcher cheap.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     "load_entries",
     "node_pieces",
     "normalize",
+    "note_pieces",
     "regex_entry",
     "row_pieces",
 ]
@@ -165,6 +167,12 @@ def row_pieces(title: str, body: str, paths: str, meta: str) -> list[str]:
     except json.JSONDecodeError:
         decoded = meta
     return [title, body, paths, *_leaves(decoded)]
+
+
+def note_pieces(session: str, command: str | None, body: str) -> list[str]:
+    """What of a note the agents were told (an ``agent_notes`` row) a deny entry is matched
+    against: its text columns, as stored. Its other columns are our own ids and names."""
+    return [session, command or "", body]
 
 
 # ----------------------------------------------------------------------------------- matcher

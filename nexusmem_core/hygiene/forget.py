@@ -2,9 +2,11 @@
 
 A dry run (the default) counts what would go, by source. Applied, one transaction finds the
 matching nodes (under the write lock, so no sync slips one in), tombstones and removes them
-with their vectors and index entries (:mod:`.remove`), adds the deny-list entry and an audit
-row. Sync reads the deny list before it writes anything (:mod:`.deny`), so the value does not
-come back from a rebuild or from the append-only hook logs, which keep the text they recorded.
+with their vectors and index entries (:mod:`.remove`), deletes the notes the agents were told
+that hold it (``agent_notes``: not nodes, so no tombstone), adds the deny-list entry and an
+audit row. Sync reads the deny list before it writes anything (:mod:`.deny`), so the value does
+not come back from a rebuild or from the append-only hook logs, which keep the text they
+recorded.
 
 The deny list belongs to one checkout's ``.nexusmem/`` and does not travel with the
 repository; ``--export`` and ``--import`` carry it to another checkout. An export holds the
@@ -33,6 +35,7 @@ from .deny import (
     literal_entry,
     load_entries,
     normalize,
+    note_pieces,
     regex_entry,
     row_pieces,
 )
@@ -58,10 +61,12 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 _PAGE = 1000
 
 
-def _found(matched: int, by_source: dict[str, int]) -> str:
-    """ "3 node(s): git 2, diff 1", or "" when none matched."""
+def _found(matched: int, by_source: dict[str, int], notes: int = 0) -> str:
+    """ "3 node(s): git 2, diff 1", "... and 1 agent note(s)", or "" when none matched."""
     counts = ", ".join(f"{source} {n}" for source, n in by_source.items())
-    return f"{matched} node(s): {counts}" if matched else ""
+    found = [f"{matched} node(s): {counts}"] if matched else []
+    found += [f"{notes} agent note(s)"] if notes else []
+    return " and ".join(found)
 
 
 @dataclass
@@ -72,6 +77,7 @@ class ForgetReport:
     matched: int = 0  # nodes holding the value
     by_source: dict[str, int] = field(default_factory=dict)
     removed: int = 0
+    agent_notes: int = 0  # notes the agents were told that hold it (deleted, when applied)
     on_list: bool = False  # the deny list already had this entry
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -80,7 +86,7 @@ class ForgetReport:
         return asdict(self)
 
     def lines(self) -> list[str]:
-        found = _found(self.matched, self.by_source)
+        found = _found(self.matched, self.by_source, self.agent_notes)
         if self.applied:
             first = f"forgot {found}" if found else "no node held it"
             deny = "already had it" if self.on_list else f"added the {self.kind}"
@@ -107,6 +113,7 @@ class ImportReport:
     matched: int = 0
     by_source: dict[str, int] = field(default_factory=dict)
     removed: int = 0
+    agent_notes: int = 0  # notes the agents were told that hold one (deleted, when applied)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -114,7 +121,7 @@ class ImportReport:
         return asdict(self)
 
     def lines(self) -> list[str]:
-        found = _found(self.matched, self.by_source)
+        found = _found(self.matched, self.by_source, self.agent_notes)
         have = f"{self.entries} entr(ies) in {self.path}, {self.new} new here"
         if self.applied:
             return [
@@ -142,11 +149,18 @@ class ExportReport:
 # ------------------------------------------------------------------------------------ forget
 
 
+def _holds(deny: DenyFilter, pieces: list[str], needle: str | None, fold: bool) -> bool:
+    """Whether ``deny`` matches ``pieces``. ``needle``, when the value is known, passes over
+    text that cannot hold it before the matcher runs."""
+    if needle is not None and not any(needle in (p.lower() if fold else p) for p in pieces):
+        return False
+    return deny.matches(pieces)
+
+
 async def _matching(
     db: Database, pid: str, deny: DenyFilter, needle: str | None = None, fold: bool = False
 ) -> list[Doomed]:
-    """The project's nodes that ``deny`` matches, read a page at a time. ``needle``, when the
-    value is known, skips nodes that cannot hold it before the matcher runs."""
+    """The project's nodes that ``deny`` matches, read a page at a time."""
     found: list[Doomed] = []
     last = 0
     while rows := await db.fetchall(
@@ -155,13 +169,33 @@ async def _matching(
         (pid, last, _PAGE),
     ):
         for seq, id_, source, title, body, paths, meta in rows:
-            pieces = row_pieces(title, body, paths, meta)
-            if needle is not None and not any(needle in (p.lower() if fold else p) for p in pieces):
-                continue
-            if deny.matches(pieces):
+            if _holds(deny, row_pieces(title, body, paths, meta), needle, fold):
                 found.append(Doomed(id_, seq, source))
         last = rows[-1][0]
     return found
+
+
+async def _matching_notes(
+    db: Database, pid: str, deny: DenyFilter, needle: str | None = None, fold: bool = False
+) -> list[str]:
+    """The ids of the project's notes the agents were told that ``deny`` matches, read a page
+    at a time (by rowid: the table's key is text)."""
+    found: list[str] = []
+    last = 0
+    while rows := await db.fetchall(
+        "select rowid, id, session, command, body from agent_notes "
+        "where project_id = ? and rowid > ? order by rowid limit ?",
+        (pid, last, _PAGE),
+    ):
+        for _, id_, session, command, body in rows:
+            if _holds(deny, note_pieces(session, command, body), needle, fold):
+                found.append(id_)
+        last = rows[-1][0]
+    return found
+
+
+async def _delete_notes(db: Database, ids: list[str]) -> int:
+    return await db.executemany("delete from agent_notes where id = ?", [(i,) for i in ids])
 
 
 async def _on_list(db: Database, pid: str, entry: DenyEntry, needle: str | None) -> bool:
@@ -233,14 +267,17 @@ async def forget(
     db, pid = engine.db, engine.project_id
     if not apply:
         nodes = await _matching(db, pid, deny, needle, ignore_case)
+        told = await _matching_notes(db, pid, deny, needle, ignore_case)
         report.on_list = await _on_list(db, pid, entry, needle)
     else:
         async with leaving_no_trace(db) as notes:
             nodes = await _matching(db, pid, deny, needle, ignore_case)
+            told = await _matching_notes(db, pid, deny, needle, ignore_case)
             report.on_list = await _on_list(db, pid, entry, needle)
             if not report.on_list:
                 await _insert(db, pid, [entry])
             report.removed = await remove_nodes(db, nodes, "forget")
+            await _delete_notes(db, told)
             await _forget_doc_files(db, pid, deny)
             await audit.record(
                 db,
@@ -250,12 +287,14 @@ async def forget(
                 kind=entry.kind,
                 ignore_case=ignore_case,
                 by_source=by_source(nodes),
+                agent_notes=len(told),
                 deny_entry="existing" if report.on_list else "added",
             )
         report.notes = notes
     report.matched, report.by_source = len(nodes), by_source(nodes)
+    report.agent_notes = len(told)
     backups = engine.workspace / "backups"
-    if report.matched and backups.is_dir() and any(backups.iterdir()):
+    if (report.matched or told) and backups.is_dir() and any(backups.iterdir()):
         report.warnings.append(
             f"the database backups in {backups} (made by scrub-secrets) still hold it: "
             "delete them once you no longer need them"
@@ -402,12 +441,15 @@ async def import_entries(engine: Engine, path: Path, *, apply: bool = False) -> 
         report.warnings.append(REGEX_WARNING)
     if not apply:
         nodes, report.new = await _matching(db, pid, deny), len(await new_ones())
+        told = await _matching_notes(db, pid, deny)
     else:
         async with leaving_no_trace(db) as notes:
             fresh = await new_ones()
             report.new = await _insert(db, pid, fresh)
             nodes = await _matching(db, pid, deny)
+            told = await _matching_notes(db, pid, deny)
             report.removed = await remove_nodes(db, nodes, "forget")
+            await _delete_notes(db, told)
             await audit.record(
                 db,
                 pid,
@@ -416,7 +458,9 @@ async def import_entries(engine: Engine, path: Path, *, apply: bool = False) -> 
                 entries=len(entries),
                 added=report.new,
                 by_source=by_source(nodes),
+                agent_notes=len(told),
             )
         report.notes = notes
     report.matched, report.by_source = len(nodes), by_source(nodes)
+    report.agent_notes = len(told)
     return report

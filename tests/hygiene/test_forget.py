@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from nexusmem_core import handlers
+from nexusmem_core.collectors.agent import AGENT_NOTES
 from nexusmem_core.collectors.shell import hooklog
 from nexusmem_core.collectors.shell.record import build_record
 from nexusmem_core.config import Settings
@@ -35,6 +36,27 @@ def log_command(home: Path, cmd: str, cwd: Path) -> None:
     record = build_record(cmd, {"shell": "bash", "exit": "0", "cwd": str(cwd)}, home)
     assert record is not None
     hooklog.append(home, record)
+
+
+def tell(home: Path, root: Path, n: int, cmd: str) -> None:
+    """A recall note as the agent hook logs it: told before ``cmd``, in the repository at
+    ``root``."""
+    note = {
+        "v": 1,
+        "id": f"note-{n}",
+        "ts": 1_760_000_000.0 + n,
+        "agent": "claude",
+        "session": "s1",
+        "event": "PreToolUse",
+        "kind": "recall",
+        "root": os.path.realpath(root),
+        "cmd_hash": f"{n:064x}",
+        "cmd": cmd,
+        "after": None,
+        "text": f"`{cmd}` failed once, 2 days ago: exit 1",
+        "redactions": 0,
+    }
+    hooklog.append(home, note, AGENT_NOTES)
 
 
 def leaky(repo: Repo, home: Path) -> Repo:
@@ -131,6 +153,63 @@ def test_no_sync_brings_it_back(repo: Repo, home: Path):
     assert "denied: 4 node(s) holding a forgotten value, not written" in rebuilt.stdout
     assert table(path, f"select count(*) from nodes where body like '%{SECRET}%'") == [(0,)]
     assert table(path, "select count(*) from nodes where title = 'make test'") == [(1,)]
+
+
+@pytest.mark.parametrize(
+    "how",
+    [[SECRET], [SECRET.upper(), "--ignore-case"], [r"orchid-\w+-\d+", "--regex"]],
+    ids=["literal", "ignore-case", "regex"],
+)
+def test_a_note_the_agents_were_told_goes_with_the_nodes_and_stays_gone(
+    repo: Repo, home: Path, how: list[str]
+):
+    leaky(repo, home)
+    tell(home, repo.path, 1, f"echo {SECRET} > /tmp/staging-note")
+    tell(home, repo.path, 2, "make test")
+    assert cli(repo.path, "init").returncode == 0
+    assert cli(repo.path, "sync").returncode == 0
+    path = repo.path
+    notes = "select id from agent_notes order by id"
+    assert table(path, notes) == [("note-1",), ("note-2",)]
+
+    dry = cli(path, "forget", *how)
+    assert dry.returncode == 0, dry.stderr
+    counted = "3 node(s): diff 1, git 1, shell:hook 1 and 1 agent note(s)"
+    assert dry.stdout.splitlines()[0] == f"would forget {counted}"
+    assert table(path, notes) == [("note-1",), ("note-2",)]
+    dry_json = json.loads(cli(path, "forget", *how, "--json").stdout)
+    assert (dry_json["matched"], dry_json["agent_notes"]) == (3, 1)
+
+    done = cli(path, "forget", *how, "--yes")
+    assert done.stdout.startswith(f"forgot {counted}\n"), done.stderr
+    assert table(path, notes) == [("note-2",)]
+    ((detail,),) = table(path, "select detail from audit where operation = 'forget'")
+    assert json.loads(detail)["agent_notes"] == 1
+    # The notes log keeps the line and another joins it; a sync that reads the whole log
+    # again (as after a rotation) brings neither back.
+    tell(home, path, 3, f"deploy --password-file <(echo {SECRET})")
+    table(path, "update cursors set value = '0:' where source = 'agent:notes'")
+    assert cli(path, "sync").returncode == 0
+    assert table(path, notes) == [("note-2",)]
+    assert SECRET.encode() not in file_bytes(path).lower()  # a regex keeps only its pattern
+
+
+def test_an_imported_deny_list_forgets_the_notes_too(repo: Repo, home: Path, tmp_path: Path):
+    path = synced(repo, home)
+    cli(path, "forget", SECRET, "--yes")
+    exported = tmp_path / "deny.json"
+    assert cli(path, "forget", "--export", str(exported)).returncode == 0
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(path), str(clone)], check=True)
+    tell(home, clone, 1, f"echo {SECRET}")
+    cli(clone, "init")
+    cli(clone, "sync")
+    assert table(clone, "select count(*) from agent_notes") == [(1,)]
+    dry = cli(clone, "forget", "--import", str(exported))
+    assert dry.stdout.splitlines()[1] == "would forget 2 node(s): diff 1, git 1 and 1 agent note(s)"
+    done = cli(clone, "forget", "--import", str(exported), "--yes")
+    assert done.stdout.splitlines()[1] == "forgot 2 node(s): diff 1, git 1 and 1 agent note(s)"
+    assert table(clone, "select count(*) from agent_notes") == [(0,)]
 
 
 def test_export_then_import_protects_a_second_clone(repo: Repo, home: Path, tmp_path: Path):

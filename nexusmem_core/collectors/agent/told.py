@@ -4,17 +4,20 @@ The hook (``runner.py``) appends each one to ``AGENT_NOTES`` in NexusMem's home 
 sync reads that log into the ``agent_notes`` table, one repository's notes at a time (the
 ``root`` recall found), from where the last sync stopped (the ``agent:notes`` cursor), at most
 ``BATCH`` a sync. They are not nodes: not memory to search, but a record of what memory said.
+Like nodes, they are redacted as they are stored, and a note holding a value forgotten here
+(the deny list, ``hygiene/deny.py``) is not stored at all.
 """
 
 from __future__ import annotations
 
 import json
-import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 
+from ...hygiene.deny import DenyFilter, note_pieces
 from ...redact import redact_cut
 from ...store.db import Database
 from ...store.nodes import get_cursor, set_cursor
@@ -35,38 +38,10 @@ def read_notes(path: Path, cursor: LogCursor, root: str, most: int = BATCH) -> R
     """The complete notes written since ``cursor`` for the repository at ``root`` (at most
     ``most``), with where to read on from. Cursor semantics are the hook logs' (``hooklog``):
     a truncated or rotated log is read again from its start."""
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below, across the helpers
-    except FileNotFoundError:
-        return ReadResult([], LogCursor())
     # Most lines are other repositories': passed over without parsing (the hook writes
     # ``root`` as json.dumps with ensure_ascii off, so these are its bytes).
     mark = b'"root":' + json.dumps(root, ensure_ascii=False).encode("utf-8", "surrogatepass")
-    with handle:
-        size = os.fstat(handle.fileno()).st_size
-        head = hooklog._head(handle)
-        restarted = cursor.offset > size or (cursor.offset > 0 and cursor.head != head)
-        offset = 0 if restarted else cursor.offset
-        handle.seek(offset)
-        records: list[dict[str, Any]] = []
-        malformed = 0
-        for line in hooklog._lines(handle, size):
-            if line is None:  # longer than any note: skipped to its end
-                malformed, offset = malformed + 1, handle.tell()
-                continue
-            if not line.endswith(b"\n"):
-                break  # still being written: the next sync reads it
-            offset += len(line)
-            if mark not in line:
-                continue
-            record = _parse(line, root)
-            if record is None:
-                malformed += 1
-                continue
-            records.append(record)
-            if len(records) == most:
-                break
-        return ReadResult(records, LogCursor(offset, head), malformed, restarted)
+    return hooklog.read_new(path, cursor, most=most, parse=partial(_parse, root=root), mark=mark)
 
 
 def _parse(line: bytes, root: str) -> dict[str, Any] | None:
@@ -116,21 +91,35 @@ def _row(pid: str, record: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-async def sync_notes(db: Database, pid: str, root: str, home: Path) -> int:
+def _pieces(row: tuple[Any, ...]) -> list[str]:
+    """A ``_row`` as the deny list reads it: its session, command and body, as stored."""
+    return note_pieces(row[4], row[8], row[10])
+
+
+async def sync_notes(
+    db: Database, pid: str, root: str, home: Path, deny: DenyFilter | None = None
+) -> int:
     """Read this repository's new notes into ``agent_notes``; return how many were new.
-    Idempotent: a note read twice (a log read again from its start) is one row."""
+    Idempotent: a note read twice (a log read again from its start) is one row. A note holding
+    a forgotten value (``deny``, else this project's deny list) is passed over: the log keeps
+    what it recorded, and ``forget`` deleted the row."""
     cursor = LogCursor.decode(await get_cursor(db, pid, CURSOR))
     path = home / AGENT_NOTES
     if not path.exists():
         return 0
     read = await anyio.to_thread.run_sync(read_notes, path, cursor, root)
     added = 0
-    if read.records:
+    if deny is None:
+        deny = await DenyFilter.load(db, pid)
+    rows = [_row(pid, record) for record in read.records]
+    if deny:
+        rows = [row for row in rows if not deny.matches(_pieces(row))]
+    if rows:
         added = await db.executemany(
             "insert into agent_notes (id, project_id, ts, agent, session, event, kind, "
             "cmd_hash, command, after, body) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "on conflict(id) do nothing",
-            [_row(pid, record) for record in read.records],
+            rows,
         )
     await set_cursor(db, pid, CURSOR, read.cursor.encode())
     return added
