@@ -10,8 +10,9 @@ and counts, never a value). With ``apply``, per database:
 2. One transaction: the changed nodes' title, body, paths and meta string values; their
    content hash, recomputed as :class:`~nexusmem_core.models.Node` computes it, so a later
    sync that builds the same node from its redacted source finds it unchanged and writes
-   nothing; their vectors, dropped so the next sync re-embeds the redacted text; the log
-   cursors (see :mod:`.scrub_logs`); an audit row (counts and rule names only).
+   nothing; their vectors, dropped so the next sync re-embeds the redacted text; the notes the
+   agents were told (``agent_notes``: session, command and text); the log cursors (see
+   :mod:`.scrub_logs`); an audit row (counts and rule names only).
 3. Then the FTS index is rebuilt (FTS5 keeps the terms of replaced rows in its segments until
    they are merged), the file VACUUMed (free pages keep deleted text) and the WAL truncated
    (old frames keep it too). The transaction marks these steps as due: killed before they are
@@ -72,7 +73,8 @@ class DatabaseScrub:
     database: str
     nodes: int = 0
     by_source: dict[str, int] = field(default_factory=dict)
-    rules: dict[str, int] = field(default_factory=dict)
+    rules: dict[str, int] = field(default_factory=dict)  # the nodes' and the notes'
+    notes: int = 0  # notes the agents were told (``agent_notes`` rows) that held one
     origin: bool = False  # the stored origin URL held a credential
     paths: int = 0  # file paths in the sync's bookkeeping tables that held one
     backup: str | None = None
@@ -89,8 +91,8 @@ class ScrubReport:
 
     @property
     def found(self) -> int:
-        """Nodes, origins, bookkeeping paths and log lines that held a secret."""
-        stored = sum(p.nodes + p.origin + p.paths for p in self.projects)
+        """Nodes, agent notes, origins, bookkeeping paths and log lines that held a secret."""
+        stored = sum(p.nodes + p.notes + p.origin + p.paths for p in self.projects)
         return stored + sum(g.lines for g in self.logs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -104,6 +106,9 @@ class ScrubReport:
             out.append(f"project  {p.name}  {p.root}")
             if p.nodes:
                 out.append(f"  nodes   {p.nodes} {verb}: {_counts(p.by_source)}")
+            if p.notes:
+                out.append(f"  notes   {p.notes} agent note(s) {verb}")
+            if p.nodes or p.notes:
                 out.append(f"  rules   {_counts(p.rules)}")
             if p.origin:
                 out.append(
@@ -113,7 +118,7 @@ class ScrubReport:
                 )
             if p.paths:
                 out.append(f"  paths   {p.paths} file paths in sync bookkeeping {verb}")
-            if not p.nodes and not p.origin and not p.paths:
+            if not p.nodes and not p.notes and not p.origin and not p.paths:
                 out.append("  nodes   no secret found")
             if p.backup:
                 out.append(
@@ -174,12 +179,12 @@ async def _scrub_logs(settings: Settings, report: ScrubReport) -> dict[str, LogR
     from .scrub_logs import LOGS, scrub_log
 
     remaps = {}
-    for name, source in LOGS:
-        path = settings.home / name
-        result, remap = await anyio.to_thread.run_sync(scrub_log, path, report.applied)
+    for log in LOGS:
+        path = settings.home / log.file
+        result, remap = await anyio.to_thread.run_sync(scrub_log, path, report.applied, log.fields)
         report.logs.append(result)
         if remap is not None:
-            remaps[source] = remap
+            remaps[log.cursor] = remap
     return remaps
 
 
@@ -266,6 +271,69 @@ async def _reload(db: Database, seqs: list[int]) -> list[_Change]:
     return changes
 
 
+@dataclass
+class _NoteChange:
+    """A note the agents were told (an ``agent_notes`` row) with its secrets redacted."""
+
+    rowid: int
+    session: str
+    command: str | None
+    body: str
+    rules: Counter[str]
+
+
+_NOTE_COLUMNS = "rowid, session, command, body"  # the key is text: rows are paged by rowid
+
+
+def _note_changes(rows: list[tuple[Any, ...]]) -> list[_NoteChange]:
+    changes = []
+    for rowid, session, command, body in rows:
+        tally: Counter[str] = Counter()
+        change = _NoteChange(
+            rowid,
+            _scrubbed(session, tally),
+            _scrubbed(command, tally),
+            _scrubbed(body, tally),
+            tally,
+        )
+        if tally:
+            changes.append(change)
+    return changes
+
+
+async def _plan_notes(db: Database) -> list[_NoteChange]:
+    """Every note of the database that holds a secret, read in batches like the nodes."""
+    changes: list[_NoteChange] = []
+    last = 0
+    while rows := await db.fetchall(
+        f"select {_NOTE_COLUMNS} from agent_notes where rowid > ? order by rowid limit ?",
+        (last, BATCH),
+    ):
+        last = rows[-1][0]
+        changes += await anyio.to_thread.run_sync(_note_changes, rows)
+    return changes
+
+
+async def _reload_notes(db: Database, rowids: list[int]) -> list[_NoteChange]:
+    """The planned notes as they are now, inside the write transaction, redacted again."""
+    changes = []
+    for start in range(0, len(rowids), BATCH):
+        batch = rowids[start : start + BATCH]
+        marks = ",".join("?" * len(batch))
+        rows = await db.fetchall(
+            f"select {_NOTE_COLUMNS} from agent_notes where rowid in ({marks})", batch
+        )
+        changes += _note_changes(rows)
+    return changes
+
+
+async def _write_notes(db: Database, notes: list[_NoteChange]) -> None:
+    await db.executemany(
+        "update agent_notes set session = ?, command = ?, body = ? where rowid = ?",
+        [(n.session, n.command, n.body, n.rowid) for n in notes],
+    )
+
+
 # Bookkeeping tables keyed by a file's path (a file may be named after a token): a sync's
 # caches of what it read. A redacted key is only a cache miss: the file is read again.
 _PATH_COLUMNS = (("doc_files", "path"), ("source_files", "path"), ("import_edges", "src"),
@@ -314,20 +382,25 @@ async def scrub_database(
     db, apply = engine.db, report.applied
     result = DatabaseScrub(engine.repo.name, str(engine.repo.root), str(db.path))
     changes, origins, paths = await _plan(db), await _origins(db), await _paths(db)
-    _count(result, changes, bool(origins))
+    notes = await _plan_notes(db)
+    _count(result, changes, bool(origins), notes)
     result.paths = len(paths)
     if not apply:
         return result
     seqs = [c.seq for c in changes]
     await vectors.delete(db, seqs, check_only=True)  # refuse before anything is written
-    if changes or origins or paths:
+    if changes or origins or paths or notes:
         result.backup = str(await backup(db, engine.workspace / BACKUP_DIR))
     async with db.transaction():
         changes = await _reload(db, seqs)
-        _count(result, changes, bool(origins))
-        if changes or origins or paths:  # killed before the compaction below, the next open does it
+        notes = await _reload_notes(db, [n.rowid for n in notes])
+        _count(result, changes, bool(origins), notes)
+        if (
+            changes or origins or paths or notes
+        ):  # killed before the compaction, the next open does it
             await mark_due(db, rebuild_fts=bool(changes))
         await _write(db, changes)
+        await _write_notes(db, notes)
         await _write_paths(db, await _paths(db))
         await db.executemany(
             "update projects set origin = ? where id = ?", [(o, p) for p, o in origins]
@@ -336,30 +409,34 @@ async def scrub_database(
         remapped = await remap_cursors(db, remaps)
         await set_cursor(db, engine.project_id, TABLE_CURSOR, TABLE_VERSION)
         log_lines = sum(log.lines for log in report.logs)
-        if changes or origins or remapped or log_lines:
+        if changes or notes or origins or remapped or log_lines:
             await audit.record(
                 db,
                 engine.project_id,
                 "scrub-secrets",
                 result.nodes,
                 by_source=result.by_source,
+                agent_notes=result.notes,
                 rules=result.rules,
                 origin=result.origin,
                 log_lines=log_lines,
                 log_cursors=remapped,
                 backup=result.backup,
             )
-    done = await compact(db, rebuild_fts=bool(changes), vacuum=bool(changes or origins or paths))
+    vacuum = bool(changes or notes or origins or paths)
+    done = await compact(db, rebuild_fts=bool(changes), vacuum=vacuum)
     result.compacted = _compaction_text(done)
     return result
 
 
-def _count(result: DatabaseScrub, changes: list[_Change], origin: bool) -> None:
+def _count(
+    result: DatabaseScrub, changes: list[_Change], origin: bool, notes: list[_NoteChange]
+) -> None:
     by_source: Counter[str] = Counter(c.node.source for c in changes)
     rules: Counter[str] = Counter()
-    for c in changes:
-        rules.update(c.rules)
-    result.nodes, result.origin = len(changes), origin
+    for tally in [c.rules for c in changes] + [n.rules for n in notes]:
+        rules.update(tally)
+    result.nodes, result.notes, result.origin = len(changes), len(notes), origin
     result.by_source, result.rules = dict(sorted(by_source.items())), dict(sorted(rules.items()))
 
 
@@ -465,9 +542,10 @@ async def note_table_change(engine: Engine, fresh: bool) -> str | None:
         return None
     note = None
     if not fresh:
-        changes, paths = await _plan(db), await _paths(db)
-        if changes or paths:
+        changes, paths, notes = await _plan(db), await _paths(db), await _plan_notes(db)
+        if changes or paths or notes:
             held = f"{len(changes)} stored nodes" + (f" and {len(paths)} paths" if paths else "")
+            held += f" and {len(notes)} agent notes" if notes else ""
             note = (
                 f"the redaction table changed since this memory was written: {held} hold text "
                 "it now redacts; run `nexusmem scrub-secrets --yes` to redact them"

@@ -1,10 +1,12 @@
 """The hook logs' part of ``scrub-secrets``: rewrite a log with the current redaction table,
 keep every line that lands meanwhile, and tell the log cursors where their lines went.
 
-The logs (``$NEXUSMEM_HOME/shell-history.jsonl`` and ``agent-events.jsonl``) are appended to by
-hooks that take no lock: each writes one whole line with ``O_APPEND`` (``hooklog.append``). So
-a log is never edited in place. It is copied to a temporary file beside it (0600), only the
-lines whose ``cmd`` or ``error`` changes re-encoded, and renamed over the original:
+The logs (``$NEXUSMEM_HOME/shell-history.jsonl``, ``agent-events.jsonl`` and the notes the
+agents were told, ``agent-notes.jsonl``) are appended to by hooks that take no lock: each writes
+one whole line with ``O_APPEND`` (``hooklog.append``). So a log is never edited in place. It is
+copied to a temporary file beside it (0600), only the lines whose text fields change (a
+command's ``cmd`` or ``error``, a note's ``text`` or ``cmd``) re-encoded, and renamed over the
+original:
 
 * Lines appended while the copy runs are copied too: the copy goes on until the original
   stops growing, then renames.
@@ -35,24 +37,40 @@ from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
-from ..collectors.agent import AGENT_LOG
+from ..collectors.agent import AGENT_LOG, AGENT_NOTES
+from ..collectors.agent.told import CURSOR as NOTES_CURSOR
 from ..collectors.shell import hooklog
 from ..errors import FileAccessError
 from ..redact import redact_tally
 
-__all__ = ["LOGS", "LogRemap", "LogScrub", "scrub_line", "scrub_log"]
+__all__ = ["LOGS", "HookLog", "LogRemap", "LogScrub", "scrub_line", "scrub_log"]
 
-# Each log, and the cursor source under which sync records how far it has read it.
-LOGS = ((hooklog.LOG_FILE, "shell:hook"), (AGENT_LOG, "agent:claude"))
-FIELDS = ("cmd", "error")  # the record fields that hold text a person or an agent typed
+FIELDS = ("cmd", "error")  # the fields of a command record that hold text a person or agent typed
+
+
+class HookLog(NamedTuple):
+    """A log the hooks append to, the cursor source under which sync records how far it has
+    read it, and its records' text fields (a record's ``redactions`` counts the first's)."""
+
+    file: str
+    cursor: str
+    fields: tuple[str, ...] = FIELDS
+
+
+LOGS = (
+    HookLog(hooklog.LOG_FILE, "shell:hook"),
+    HookLog(AGENT_LOG, "agent:claude"),
+    HookLog(AGENT_NOTES, NOTES_CURSOR, ("text", "cmd")),
+)
 GRACE_CHECKS = 4
 GRACE_SECONDS = 0.025
 
 
-def scrub_line(line: bytes, tally: Counter[str]) -> bytes:
-    """One log line with its secrets redacted (``line`` itself when nothing changes).
+def scrub_line(line: bytes, tally: Counter[str], fields: tuple[str, ...] = FIELDS) -> bytes:
+    """One log line with the secrets of its text ``fields`` redacted (``line`` itself when
+    nothing changes).
 
     A record is re-encoded as the hooks write it; a line that is not a JSON record (a torn
     write) is redacted as plain text: it is never read, but it is still on disk.
@@ -68,12 +86,17 @@ def scrub_line(line: bytes, tally: Counter[str]) -> bytes:
         tally.update(found)
         return text.encode("utf-8", "surrogateescape") + end if found else line
     found = Counter[str]()
-    for name in FIELDS:
+    for name in fields:
         if isinstance(record.get(name), str):
             record[name], hits = redact_tally(record[name])
             found.update(hits)
             count = record.get("redactions")
-            if name == "cmd" and hits and isinstance(count, int) and not isinstance(count, bool):
+            if (
+                name == fields[0]
+                and hits
+                and isinstance(count, int)
+                and not isinstance(count, bool)
+            ):
                 record["redactions"] = count + sum(hits.values())
     sig = record.get("sig")  # the line an error signature was taken from, as printed
     if isinstance(sig, dict) and isinstance(sig.get("line"), str):
@@ -130,8 +153,11 @@ def _head(first_line: bytes) -> str:
     return hashlib.sha256(first_line[: hooklog.MAX_LINE]).hexdigest()[:16]
 
 
-def scrub_log(path: Path, apply: bool) -> tuple[LogScrub, LogRemap | None]:
-    """Find (dry run) or redact (``apply``) the secrets of one hook log.
+def scrub_log(
+    path: Path, apply: bool, fields: tuple[str, ...] = FIELDS
+) -> tuple[LogScrub, LogRemap | None]:
+    """Find (dry run) or redact (``apply``) the secrets of one hook log, whose records keep
+    their text in ``fields``.
 
     Returns what was found and, when the log was rewritten, how to move its cursors.
     """
@@ -141,10 +167,10 @@ def scrub_log(path: Path, apply: bool) -> tuple[LogScrub, LogRemap | None]:
     try:
         with open(path, "rb") as source:
             if apply:
-                rewritten = _rewrite(path, source, tally)
+                rewritten = _rewrite(path, source, tally, fields)
             else:
                 for line in source:
-                    result.lines += scrub_line(line, tally) is not line
+                    result.lines += scrub_line(line, tally, fields) is not line
     except FileNotFoundError:
         return result, None
     except OSError as err:
@@ -166,11 +192,12 @@ class _Copy:
     out: BinaryIO
     tally: Counter[str]
     remap: LogRemap
+    fields: tuple[str, ...] = FIELDS
     changed: int = 0
     first: bytes | None = None
 
     def line(self, line: bytes, old_end: int) -> None:
-        new = scrub_line(line, self.tally)
+        new = scrub_line(line, self.tally, self.fields)
         if new is not line:
             self.changed += 1
         if self.first is None:  # see the module docstring: the head must change
@@ -187,14 +214,16 @@ class _Rewritten:
     changed: int
 
 
-def _rewrite(path: Path, source: BinaryIO, tally: Counter[str]) -> _Rewritten | None:
+def _rewrite(
+    path: Path, source: BinaryIO, tally: Counter[str], fields: tuple[str, ...]
+) -> _Rewritten | None:
     """Copy ``source`` redacted into a temporary file, rename it over ``path`` if any line
     changed, then catch up with the lines late writers put into the old file."""
     target = Path(os.path.realpath(path))  # a linked log: replace its target, keep the link
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".nexusmem-tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as out:
-            copy = _Copy(out, tally, LogRemap(old_head="", new_head=""))
+            copy = _Copy(out, tally, LogRemap(old_head="", new_head=""), fields)
             _copy_until_quiet(source, copy)
             if not copy.changed:
                 os.unlink(tmp)
@@ -211,7 +240,7 @@ def _rewrite(path: Path, source: BinaryIO, tally: Counter[str]) -> _Rewritten | 
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    late = _catch_up(source, target, tally)
+    late = _catch_up(source, target, tally, fields)
     return _Rewritten(copy.remap, copy.changed + late)
 
 
@@ -228,7 +257,7 @@ def _copy_until_quiet(source: BinaryIO, copy: _Copy) -> None:
             copy.line(line, source.tell())
 
 
-def _catch_up(source: BinaryIO, target: Path, tally: Counter[str]) -> int:
+def _catch_up(source: BinaryIO, target: Path, tally: Counter[str], fields: tuple[str, ...]) -> int:
     """Append to the new log, redacted, what lands in the old one during a short grace
     period; return how many of those lines changed."""
     changed, pending = 0, b""
@@ -239,7 +268,7 @@ def _catch_up(source: BinaryIO, target: Path, tally: Counter[str]) -> int:
         if check == GRACE_CHECKS - 1 and pending:
             lines.append(pending)  # a torn last line: copied as it is, like any other
         for line in lines:
-            new = scrub_line(line, tally)
+            new = scrub_line(line, tally, fields)
             changed += new is not line
             _append(target, new)
     return changed

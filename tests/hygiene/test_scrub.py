@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from nexusmem_core import handlers
+from nexusmem_core.collectors.agent import AGENT_NOTES
+from nexusmem_core.collectors.agent import told as told_log
 from nexusmem_core.collectors.agent.recall import AGENT_LOG
 from nexusmem_core.collectors.shell import hooklog
 from nexusmem_core.collectors.shell import nodes as shell_nodes
@@ -19,6 +21,7 @@ from nexusmem_core.collectors.shell.record import build_record
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine
 from nexusmem_core.errors import StoreError
+from nexusmem_core.handlers.agents import told
 from nexusmem_core.hygiene.scrub import scrub
 from nexusmem_core.models import Node
 from nexusmem_core.registry import ProjectEntry, register_project
@@ -271,7 +274,8 @@ async def test_all_projects_scrubs_every_registered_repository_and_the_logs_once
     register_project(settings.home, gone)
     dry = await scrub(settings, repos[0].path, all_projects=True)
     assert [p.nodes for p in dry.projects] == [1, 1] and len(dry.skipped) == 1
-    assert [log.lines for log in dry.logs] == [2, 2]  # each repository's line, in both logs
+    # Each repository's line, in both command logs; no note was told.
+    assert [log.lines for log in dry.logs] == [2, 2, 0]
     done = await scrub(settings, repos[0].path, all_projects=True, apply=True)
     assert [p.nodes for p in done.projects] == [1, 1] and all(p.backup for p in done.projects)
     for r in repos:
@@ -334,3 +338,65 @@ async def test_a_scrubbed_commit_s_names_are_split_again_from_its_redacted_text(
     assert "DB_PASSWORD=[REDACTED]" in body and secret not in body
     assert names == ""  # nothing left to split: the identifier was the secret
     assert sha not in [res.ref for res in found.results]
+
+
+def tell_like_an_old_version(home: Path, root: str) -> None:
+    """A note the agent hook of an older version told and logged, its command and text not
+    redacted (the notes log's format)."""
+    note = {
+        "v": 1,
+        "id": "note-1",
+        "ts": 1_760_000_000.0,
+        "agent": "claude",
+        "session": "s1",
+        "event": "PreToolUse",
+        "kind": "recall",
+        "root": root,
+        "cmd_hash": "ab" * 32,
+        "cmd": RAW,
+        "after": None,
+        "text": f"`{RAW}` failed once: bad token",
+        "redactions": 0,
+    }
+    hooklog.append(home, note, AGENT_NOTES)
+
+
+async def test_a_note_an_older_version_told_is_scrubbed_in_the_table_and_the_log(
+    settings: Settings, repo: Repo, monkeypatch: pytest.MonkeyPatch
+):
+    repo.commit("init", {"a.txt": "a\n"})
+    root = os.path.realpath(repo.path)
+    tell_like_an_old_version(settings.home, root)
+    async with open_engine(settings, repo.path, create=True) as engine:
+        with monkeypatch.context() as patch:  # as an older sync stored it: raw
+            patch.setattr(told_log, "redact_cut", lambda text, limit: (text[:limit], 0))
+            await handlers.sync(engine, embed=False)
+        (stored,) = await told(engine)
+    assert TOKEN in stored["command"] and TOKEN in stored["text"]
+    log = settings.home / AGENT_NOTES
+    files = [log, *stored_files(repo)]
+    before = [p.read_bytes() for p in files]
+
+    dry = await scrub(settings, repo.path)
+    (project,) = dry.projects
+    assert (project.nodes, project.notes, project.rules) == (0, 1, {"secret_assignment": 2})
+    assert [line.lines for line in dry.logs] == [0, 0, 1]
+    assert "  notes   1 agent note(s) would change" in dry.lines()
+    assert [p.read_bytes() for p in files] == before
+
+    done = await scrub(settings, repo.path, apply=True)
+    assert (done.projects[0].notes, done.logs[2].lines) == (1, 1)
+    assert done.projects[0].backup is not None
+    assert not any(holds(p) for p in [log, *stored_files(repo)])
+    assert log.stat().st_mode & 0o777 == 0o600
+    async with open_engine(settings, repo.path) as engine:
+        (scrubbed,) = await told(engine)
+        # The notes cursor moved with the rewritten log: nothing is read again.
+        cursor = await get_cursor(engine.db, engine.project_id, told_log.CURSOR)
+        read = told_log.read_notes(log, hooklog.LogCursor.decode(cursor), root)
+        assert read.records == [] and not read.restarted
+        await handlers.sync(engine, embed=False)
+        assert await told(engine) == [scrubbed]
+    assert "[REDACTED" in scrubbed["command"] and "[REDACTED" in scrubbed["text"]
+    assert (scrubbed["session"], scrubbed["ts"]) == ("s1", stored["ts"])
+    assert (await scrub(settings, repo.path)).found == 0

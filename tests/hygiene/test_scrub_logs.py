@@ -104,11 +104,11 @@ def test_lines_appended_during_the_copy_or_at_the_rename_are_kept(
     calls = Counter[str]()
     real_scrub, real_replace = scrub_logs.scrub_line, os.replace
 
-    def scrub_and_append(line: bytes, tally: Counter[str]) -> bytes:
+    def scrub_and_append(line: bytes, tally: Counter[str], fields: tuple[str, ...]) -> bytes:
         calls["scrub"] += 1
         if calls["scrub"] == 2:  # a shell records a command while the copy runs
             hooklog.append(home, record(5, f"curl -u bob:{TOKEN[4:]} x"))
-        return real_scrub(line, tally)
+        return real_scrub(line, tally, fields)
 
     def append_then_replace(src: str, dst: str) -> None:
         # A hook that opened the old file just before the rename writes after it.
@@ -158,3 +158,21 @@ def test_an_agent_records_error_line_is_scrubbed_with_its_command_and_error():
     assert TOKEN not in json.dumps(scrubbed)
     assert scrubbed["sig"]["line"] == redact(line) and scrubbed["error"] == redact(line)
     assert tally == Counter({"github_token": 2})
+
+
+def test_a_note_loses_the_secrets_of_its_text_and_command_and_counts_its_text_s(home: Path):
+    """The notes the agents were told: their own log, whose text is ``text`` (what
+    ``redactions`` counts) beside the recall's ``cmd``; a command log's fields stay as
+    they were for it."""
+    (notes,) = [log for log in scrub_logs.LOGS if log.file == "agent-notes.jsonl"]
+    note = {"id": "n1", "root": "/w", "cmd": f"echo {TOKEN}", "text": f"`echo {TOKEN}` failed"}
+    hooklog.append(home, {**note, "redactions": 0}, notes.file)
+    path = home / notes.file
+    assert scrub_log(path, apply=False, fields=notes.fields)[0].lines == 1
+    assert scrub_log(path, apply=False)[0].lines == 1  # a command log's fields: cmd alone
+    result, remap = scrub_log(path, apply=True, fields=notes.fields)
+    assert result.lines == 1 and remap is not None and notes.cursor == "agent:notes"
+    (scrubbed,) = hooklog.read_new(path, hooklog.LogCursor(), parse=json.loads).records
+    assert TOKEN not in json.dumps(scrubbed)
+    assert scrubbed["text"] == redact(note["text"]) and scrubbed["cmd"] == redact(note["cmd"])
+    assert scrubbed["redactions"] == 1
