@@ -287,8 +287,8 @@ async def cmd_query(settings: Settings, args: argparse.Namespace) -> int:
 
 async def _query_why(settings: Settings, args: argparse.Namespace, text: str) -> int:
     """``query --why``: the same results, each with why it ranked where it did."""
+    from nexusmem_core import handlers
     from nexusmem_core.errors import UsageError
-    from nexusmem_core.handlers.search import explain
     from nexusmem_core.retrieval.why import explained_text
 
     if args.all_projects:
@@ -296,7 +296,7 @@ async def _query_why(settings: Settings, args: argparse.Namespace, text: str) ->
             "explains one repository's ranking: leave out --all-projects", argument="why"
         )
     async with _engine(settings, args, read_only=True) as engine:
-        explained = await explain(
+        explained = await handlers.explain(
             engine, text, args.budget, not args.no_vector, args.as_of, author=args.author
         )
     if args.json:

@@ -18,8 +18,8 @@ from nexusmem_core.collectors.agent import AGENT_LOG
 from nexusmem_core.collectors.shell import hooklog
 from nexusmem_core.engine import Engine
 from nexusmem_core.errors import UsageError
+from nexusmem_core.handlers.feed import TimelinePage, pending, timeline
 from nexusmem_core.handlers.overview import capture, history, logs
-from nexusmem_core.handlers.timeline import TimelinePage, pending, timeline
 
 from .conftest import Repo
 from .test_shell_sync import log_command
@@ -311,8 +311,8 @@ async def test_unsynced_commands_lead_the_page_until_a_sync_reads_them(
 async def test_pending_reads_a_bounded_tail_of_a_log_no_sync_has_read(
     engine: Engine, repo: Repo, home: Path
 ):
+    from nexusmem_core.handlers.feed import PENDING_MAX
     from nexusmem_core.handlers.pending import PENDING_BYTES
-    from nexusmem_core.handlers.timeline import PENDING_MAX
 
     await sync(engine)
     log_command(home, "echo first", repo.path, 0, T0)

@@ -11,8 +11,7 @@ import pytest
 from nexusmem_core import handlers
 from nexusmem_core.config import Settings
 from nexusmem_core.engine import Engine, open_engine
-from nexusmem_core.handlers import search  # the function, bound before its module is imported
-from nexusmem_core.handlers.search import explain  # (see handlers/__init__.py's __getattr__)
+from nexusmem_core.handlers import explain, search
 from nexusmem_core.retrieval.why import Explained, Why
 
 from .conftest import BASE_TS, DAY, Repo, changed, run_cli

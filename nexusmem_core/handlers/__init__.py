@@ -4,7 +4,8 @@ else; each is thin: it opens nothing itself and hands the work to the module tha
     projects.py   init, sync, precheck, the registry of projects
     search.py     search one project or all (and why each result ranked), recent nodes, one node
     status.py     what a memory holds, as a ``Status`` (its text: ``render.py``)
-    timeline.py   what happened, newest first, by keyset pages, and what no sync read yet
+    feed.py       the timeline: what happened, newest first, by keyset pages, and what no
+                  sync has read yet
     node.py       one node with everything linked to it (the viewer's node page)
     overview.py   counts by month, and which capture hooks are installed and last recorded
     agents.py     the notes and digests the agents were told, and the next digest
@@ -19,11 +20,14 @@ shell parsers and the redaction table) are imported by the use cases that need t
 
 from __future__ import annotations
 
+import sys
 from importlib import import_module
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .agents import next_digest, told
+    from .feed import pending, timeline
     from .hygiene import (
         check_contradictions,
         deny_list,
@@ -45,7 +49,6 @@ if TYPE_CHECKING:
     from .scan import scan, scan_conversation, scan_github, scan_session, scan_structure
     from .search import explain, get_node, list_recent, search, search_all
     from .status import status
-    from .timeline import pending, timeline
 
 _AREAS = {
     "agents": ("next_digest", "told"),
@@ -70,7 +73,7 @@ _AREAS = {
     "scan": ("scan", "scan_conversation", "scan_github", "scan_session", "scan_structure"),
     "search": ("explain", "get_node", "list_recent", "search", "search_all"),
     "status": ("status",),
-    "timeline": ("pending", "timeline"),
+    "feed": ("pending", "timeline"),
 }
 _AREA_OF = {name: area for area, names in _AREAS.items() for name in names}
 
@@ -130,3 +133,18 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_AREA_OF))
+
+
+class _Package(ModuleType):
+    """This package, whose use cases keep their names: importing a submodule binds it on its
+    package (``import nexusmem_core.handlers.search`` sets ``handlers.search``), and a module
+    named as one of its functions (``search``, ``status``) would then stand in for the function
+    in every later ``handlers.search(...)``. The module stays in ``sys.modules``."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, ModuleType) and name in _AREA_OF:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -519,7 +519,7 @@ create table agent_notes (
 create index agent_notes_told on agent_notes(project_id, ts);
 """
 
-# The timeline (handlers/timeline.py): every node but a commit's file diffs (shown under their
+# The timeline (handlers/feed.py): every node but a commit's file diffs (shown under their
 # commit), newest first, a page at a time. Kind and source ride in the index so the viewer's
 # filters (kinds, an author) are read from it while walking back in time, without reading the
 # row of each node passed over. Without it, every first page sorted all of the project's nodes.
