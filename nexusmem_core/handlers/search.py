@@ -5,6 +5,7 @@ why it ranked so (``explain``), the most recent nodes, one node in full.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,15 +82,19 @@ async def search_all(
     now: float | None = None,
     within: Callable[[Path], Awaitable[bool]] | None = None,
     author: str | None = None,
+    opener: Callable[[Path], AbstractAsyncContextManager[Engine]] | None = None,
 ) -> SearchResponse:
     """Search every registered repository, each project's list fused by rank; with
     ``within``, only the projects whose root it allows (the MCP client's roots). A question is
-    cut as ``search`` cuts it."""
+    cut as ``search`` cuts it. ``opener`` lends a project's engine (the viewer's open ones);
+    by default each is opened read-only for the search."""
     from ..retrieval.query import bound_question
     from ..retrieval.search import search_all as run_search_all
 
     text, cut = bound_question(query)
-    response = await run_search_all(settings, text, budget, vector, as_of, now, within, author)
+    response = await run_search_all(
+        settings, text, budget, vector, as_of, now, within, author, opener
+    )
     response.cut = cut
     return response
 

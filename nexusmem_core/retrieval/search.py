@@ -33,6 +33,7 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -330,9 +331,11 @@ async def search_all(
     now: float | None = None,
     within: Callable[[Path], Awaitable[bool]] | None = None,
     author: str | None = None,
+    opener: Callable[[Path], AbstractAsyncContextManager[Engine]] | None = None,
 ) -> SearchResponse:
     """Search every registered repository (those ``within`` allows, when given); fuse them
-    by rank within each project.
+    by rank within each project. ``opener`` gives a project's engine (a long-running process
+    lends the ones it holds open); by default each is opened read-only for this search.
 
     A BM25 score means different things in a 50-node and a 50,000-node database, so each
     project's ranked list contributes 1/(k + rank) (reciprocal rank fusion, k = 60). A database
@@ -358,7 +361,12 @@ async def search_all(
             skipped.append(f"{entry.root}: {found.reason}")
             continue
         try:
-            async with open_engine(settings, Path(entry.root), read_only=True) as engine:
+            opened = (
+                open_engine(settings, Path(entry.root), read_only=True)
+                if opener is None
+                else opener(Path(entry.root))
+            )
+            async with opened as engine:
                 named[engine.project_id] = (engine.repo.name, str(engine.repo.root))
                 # Chains come from the database of the project that found them.
                 best, _ = await ranked(engine, query, vector, moment, now, patterns)

@@ -256,7 +256,9 @@ async def projects(viewer: Viewer, request: Request) -> Response:
     question = _arg(request, "q", MAX_QUESTION)
     found = None
     if question:
-        found = plain(await handlers.search_all(viewer.settings, question, budget=4000))
+        found = plain(
+            await handlers.search_all(viewer.settings, question, budget=4000, opener=viewer.lend)
+        )
     return viewer.page(
         request,
         "projects.html",
