@@ -19,7 +19,7 @@ from ..store.nodes import NODE_COLUMNS
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..retrieval.why import Explained
+    from ..retrieval.why import Explained, Tracer
 
 
 async def search(
@@ -40,13 +40,7 @@ async def search(
     ``retrieval/search.py``. A question past the caps of ``retrieval.query.bound_question`` is
     cut, and the response's ``cut`` says so.
     """
-    from ..retrieval.query import bound_question
-    from ..retrieval.search import search as run_search
-
-    text, cut = bound_question(query)
-    response = await run_search(engine, text, budget, vector, as_of, now, author)
-    response.cut = cut
-    return response
+    return await _searched(engine, query, budget, vector, as_of, now, author)
 
 
 async def explain(
@@ -62,15 +56,31 @@ async def explain(
     order, packed the same, with each one's ranks in the two arms, fused relevance, priors,
     and every stage that moved it (``retrieval/why.py``), keyed by result id. For the
     viewer's Search page and ``nexusmem query --why``."""
-    from ..retrieval.query import bound_question
-    from ..retrieval.search import search as run_search
     from ..retrieval.why import Tracer, explained
 
-    text, cut = bound_question(query)
     tracer = Tracer()
+    response = await _searched(engine, query, budget, vector, as_of, now, author, tracer)
+    return await explained(engine.db, tracer, response)
+
+
+async def _searched(
+    engine: Engine,
+    query: str,
+    budget: int | None,
+    vector: bool,
+    as_of: str | None,
+    now: float | None,
+    author: str | None,
+    tracer: Tracer | None = None,
+) -> SearchResponse:
+    """The pipeline on the question cut to its caps, the response saying how it was cut."""
+    from ..retrieval.query import bound_question
+    from ..retrieval.search import search as run_search
+
+    text, cut = bound_question(query)
     response = await run_search(engine, text, budget, vector, as_of, now, author, tracer)
     response.cut = cut
-    return await explained(engine.db, tracer, response)
+    return response
 
 
 async def search_all(
