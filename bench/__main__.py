@@ -48,7 +48,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         nargs="+",
         default=["corpora", "10k", "50k"],
         metavar="SIZE",
-        help="'corpora' (all six), a corpus name, or a generated repository's commit count "
+        help="'corpora' (all eleven), a corpus name, or a generated repository's commit count "
         "(10k, 50k, 100k, 2500); default: corpora 10k 50k",
     )
     parser.add_argument("--runs", type=int, default=5, help="runs per variant (median, p95)")
