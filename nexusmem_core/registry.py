@@ -26,6 +26,7 @@ __all__ = [
     "distinct_names",
     "forget_entry",
     "load_registry",
+    "one_per_project",
     "register_project",
     "remove_projects",
 ]
@@ -59,6 +60,23 @@ def distinct_names(named: dict[str, tuple[str, str]]) -> dict[str, str]:
             name = f"{name} ({shown})"
         out[key] = name
     return out
+
+
+def one_per_project(
+    entries: list[ProjectEntry],
+) -> tuple[list[ProjectEntry], list[tuple[ProjectEntry, ProjectEntry]]]:
+    """One entry per project id, and each one left out with the one kept for it. Clones of one
+    origin share a project id and hold the same history: searched each, every hit would come
+    back once per clone. The clone synced last is kept (its memory is the freshest); on a tie,
+    the first by root, so the choice does not change from one run to the next."""
+    best: dict[str, ProjectEntry] = {}
+    for entry in sorted(entries, key=lambda e: e.root):
+        kept = best.get(entry.project_id)
+        if kept is None or (entry.last_sync or "") > (kept.last_sync or ""):
+            best[entry.project_id] = entry
+    chosen = set(map(id, best.values()))
+    left = [(e, best[e.project_id]) for e in entries if id(e) not in chosen]
+    return [e for e in entries if id(e) in chosen], left
 
 
 def _path(home: Path) -> Path:

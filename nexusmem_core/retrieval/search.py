@@ -42,7 +42,7 @@ import anyio.to_thread
 from ..chains import follow
 from ..errors import NexusMemError, UsageError
 from ..models import SearchResponse, SearchResult
-from ..registry import check_entry, distinct_names, load_registry
+from ..registry import ProjectEntry, check_entry, distinct_names, load_registry, one_per_project
 from ..store.db import Database
 from ..store.fts import Candidate, load_bodies
 from . import semantic
@@ -351,15 +351,8 @@ async def search_all(
     fused: list[Candidate] = []
     named: dict[str, tuple[str, str]] = {}
     skipped: list[str] = []
-    outside = 0
-    for entry in load_registry(settings.home):
-        if within is not None and not await within(Path(entry.root)):
-            outside += 1
-            continue
-        found = check_entry(entry)
-        if found.state != "ok":  # not there (an unmounted disk?), or not a database
-            skipped.append(f"{entry.root}: {found.reason}")
-            continue
+    entries, skipped, outside = await _readable(settings, within)
+    for entry in entries:
         try:
             opened = (
                 open_engine(settings, Path(entry.root), read_only=True)
@@ -389,3 +382,29 @@ async def search_all(
         skipped.append(f"{outside} registered project(s) outside the folders this search may read")
     response.skipped = skipped
     return response
+
+
+async def _readable(
+    settings: Settings, within: Callable[[Path], Awaitable[bool]] | None
+) -> tuple[list[ProjectEntry], list[str], int]:
+    """The registered projects a search across them reads, one clone per origin (registry.py);
+    a line for each entry passed over and why; how many are outside ``within``."""
+    healthy: list[ProjectEntry] = []
+    skipped: list[str] = []
+    outside = 0
+    for entry in load_registry(settings.home):
+        if within is not None and not await within(Path(entry.root)):
+            outside += 1
+            continue
+        found = check_entry(entry)
+        if found.state != "ok":  # not there (an unmounted disk?), or not a database
+            skipped.append(f"{entry.root}: {found.reason}")
+            continue
+        healthy.append(entry)
+    entries, clones = one_per_project(healthy)
+    for clone, kept in clones:
+        skipped.append(
+            f"{clone.root}: another clone of {clone.name}, searched once, in the one synced "
+            f"last: {kept.root}"
+        )
+    return entries, skipped, outside
