@@ -142,9 +142,10 @@ def start(guess: Sequence[str] | None = None) -> subprocess.Popen[bytes] | None:
         return None
 
 
-def prestart(path: str | Path, since: str | None = None) -> Child | None:
+def prestart(path: str | Path, since: str | None = None, *, rebuild: bool = False) -> Child | None:
     """For ``nexusmem sync``, before it imports the rest: a child made now when this looks
-    like the first sync of a history of :data:`PRESTART_COMMITS` or more, so its start-up
+    like the first sync (or, with ``rebuild``, a rebuild: a first sync again) of a history
+    of :data:`PRESTART_COMMITS` or more, so its start-up
     overlaps the sync's own, and (without ``since``) its walk of HEAD begins at once. A
     guess, made cheaply (no git run but one listing of the newest commits), that never
     fails: the sync decides, says what is wrong, and :func:`stop` ends a child it does not
@@ -153,7 +154,7 @@ def prestart(path: str | Path, since: str | None = None) -> Child | None:
     On Linux the child is forked (:func:`_fork`), after the imports it shares with the
     sync, made while git lists; elsewhere it is started (:func:`start`)."""
     try:
-        listing = _newest_commits(Path(path))
+        listing = _newest_commits(Path(path), rebuild)
     except (OSError, ValueError):  # no git, an unreadable folder: the sync will say
         return None
     if listing is None:
@@ -177,10 +178,12 @@ def prestart(path: str | Path, since: str | None = None) -> Child | None:
     return (_fork(guess) if fork else None) or start(guess)
 
 
-def _newest_commits(path: Path) -> tuple[Path, subprocess.Popen[str], str | None] | None:
+def _newest_commits(
+    path: Path, rebuild: bool = False
+) -> tuple[Path, subprocess.Popen[str], str | None] | None:
     """The repository's root, a git run listing its :data:`PRESTART_COMMITS` newest commits
     (the first is HEAD), begun, and the project's id as its memory holds it, when that
-    memory has no git cursor yet."""
+    memory has no git cursor yet (or a ``rebuild`` walks all of history again anyway)."""
     import sqlite3
     from urllib.parse import quote
 
@@ -203,7 +206,7 @@ def _newest_commits(path: Path) -> tuple[Path, subprocess.Popen[str], str | None
             conn.close()
     except sqlite3.Error:
         return None
-    if walked:
+    if walked and not rebuild:
         return None  # a later sync: it walks what is new, not all of history
     newest = subprocess.Popen(
         ["git", "rev-list", f"--max-count={PRESTART_COMMITS}", "HEAD"],
