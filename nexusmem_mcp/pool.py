@@ -6,10 +6,12 @@ that registers them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from nexusmem_core.pool import EnginePool
+
+from .roots import ClientRoots
 
 if TYPE_CHECKING:
     from nexusmem_core.config import Settings
@@ -21,3 +23,4 @@ __all__ = ["AppContext", "EnginePool"]
 class AppContext:
     settings: Settings
     pool: EnginePool
+    roots: ClientRoots = field(default_factory=ClientRoots)

@@ -7,6 +7,13 @@ for that repository); with one, it must lie inside a root or inside the reposito
 in, so an agent cannot make the server set memory up in any directory it names. A search of
 every project reads only the projects inside the roots, by the same rule. A client that offers
 no roots (or an empty list) leaves all of it to the caller, as before.
+
+Roots are asked once per connection (``ClientRoots``) and asked again after the client's
+``notifications/roots/list_changed``. A client that does not answer ``roots/list`` within a few
+seconds, or answers it with an error (some answer -32601), is treated as one that offers no
+roots, as the reference filesystem server does; stderr says so once per connection. On the
+2026-07-28 protocol there is no such request (the roots come with the call's retry) and
+nothing to cache across calls: the SDK asks as part of each call.
 """
 
 from __future__ import annotations
@@ -14,16 +21,83 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
+from weakref import WeakKeyDictionary
 
+from mcp.server.mcpserver import Context, ListRoots
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ListRootsResult
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types import ListRootsRequest, ListRootsResult
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from nexusmem_core.collectors.git import toplevel
 from nexusmem_core.errors import NotAGitRepositoryError
+from nexusmem_core.logging import get_logger
 from nexusmem_core.paths import check_path
 
-__all__ = ["inside_roots", "project_path"]
+__all__ = ["ROOTS_TIMEOUT", "ClientRoots", "inside_roots", "project_path"]
+
+log = get_logger("mcp_roots")
+
+ROOTS_TIMEOUT = 3.0  # seconds a client has to answer roots/list before it counts as offering none
+_NONE = ListRootsResult(roots=[])
+
+
+class ClientRoots:
+    """The roots each connected client offers, asked once per connection (see the module's
+    docstring). Connections are held weakly: a closed one takes its roots with it."""
+
+    def __init__(self, timeout: float = ROOTS_TIMEOUT) -> None:
+        self.timeout = timeout
+        self._known: WeakKeyDictionary[Any, ListRootsResult] = WeakKeyDictionary()
+        self._warned: WeakKeyDictionary[Any, bool] = WeakKeyDictionary()
+
+    async def of(self, ctx: Context) -> ListRoots | ListRootsResult:
+        """The roots of the client making this request; ``ListRoots`` on the 2026-07-28
+        protocol, where the SDK asks for them as part of the call."""
+        caps = ctx.client_capabilities
+        if caps is None or caps.roots is None:
+            return _NONE
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return ListRoots()
+        if not ctx.session.can_send_request:
+            return _NONE
+        connection = _connection(ctx.session)
+        known = self._known.get(connection)
+        if known is None:
+            known = self._known[connection] = await self._ask(ctx, connection)
+        return known
+
+    def changed(self, session: Any) -> None:
+        """The client said its roots changed: the next call asks again."""
+        self._known.pop(_connection(session), None)
+
+    async def _ask(self, ctx: Context, connection: Any) -> ListRootsResult:
+        try:
+            return await ctx.session.send_request(
+                ListRootsRequest(),
+                ListRootsResult,
+                request_read_timeout_seconds=self.timeout,
+                metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+            )
+        except (MCPError, ValidationError) as err:
+            if not self._warned.get(connection):
+                self._warned[connection] = True
+                log.warning(
+                    "mcp_roots_unavailable",
+                    error=str(err) if isinstance(err, MCPError) else "not a roots/list result",
+                    using="project_root, else the working directory, as if no roots were offered",
+                )
+            return _NONE
+
+
+def _connection(session: Any) -> Any:
+    # The SDK's per-request session proxy names its connection only privately; without one
+    # (a direct call) the session itself stands for it.
+    return getattr(session, "_connection", session)
 
 
 async def project_path(project_root: str | None, roots: ListRootsResult) -> Path:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, InputRequiredResult
+from mcp_types import CallToolResult, InputRequiredResult, NotificationParams
 from pydantic import ValidationError
 
 from nexusmem_core.config import settings_from_env
@@ -22,6 +22,7 @@ from nexusmem_core.logging import configure_logging
 
 from .errors import refused, said
 from .pool import AppContext, EnginePool
+from .roots import ROOTS_TIMEOUT, ClientRoots
 
 if TYPE_CHECKING:
     from nexusmem_core.config import Settings
@@ -61,22 +62,34 @@ class NexusMemServer(MCPServer[AppContext]):
             raise
 
 
-def build_server(settings: Settings) -> NexusMemServer:
-    """The server with its tools and resources; nothing is opened until it runs."""
+def build_server(settings: Settings, *, roots_timeout: float = ROOTS_TIMEOUT) -> NexusMemServer:
+    """The server with its tools and resources; nothing is opened until it runs.
+    ``roots_timeout``: how long a client has to answer ``roots/list`` (``roots``)."""
     from . import tools
     from .hygiene import register_hygiene
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppContext]) -> AsyncIterator[AppContext]:
         async with AsyncExitStack() as stack:
-            yield AppContext(settings=settings, pool=EnginePool(settings, stack))
+            pool = EnginePool(settings, stack)
+            yield AppContext(settings=settings, pool=pool, roots=ClientRoots(roots_timeout))
 
     server = NexusMemServer(
         "nexusmem", instructions=INSTRUCTIONS, lifespan=lifespan, version=_version()
     )
     tools.register(server, settings)
     register_hygiene(server, settings)
+    # Registered here rather than in the constructor, which warns that roots are deprecated
+    # in 2026-07-28: clients of the protocol versions before it still send this notification.
+    server._lowlevel_server.add_notification_handler(
+        "notifications/roots/list_changed", NotificationParams, _roots_changed
+    )
     return server
+
+
+async def _roots_changed(ctx: Any, _: NotificationParams) -> None:
+    app = cast(AppContext, ctx.lifespan_context)
+    app.roots.changed(ctx.session)
 
 
 def _version() -> str:

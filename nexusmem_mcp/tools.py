@@ -47,13 +47,10 @@ ProjectRoot = Annotated[
 ]
 
 
-def _client_roots(ctx: Context) -> ListRoots | ListRootsResult:
-    """Ask the client for its roots whenever it offers them: they choose the repository when
-    no project_root is given, and bound the one given."""
-    caps = ctx.client_capabilities
-    if caps is None or caps.roots is None:
-        return ListRootsResult(roots=[])
-    return ListRoots()
+async def _client_roots(ctx: Context) -> ListRoots | ListRootsResult:
+    """The client's roots, whenever it offers them: they choose the repository when no
+    project_root is given, and bound the one given (asked once per connection: ``roots``)."""
+    return await _app(ctx).roots.of(ctx)
 
 
 Roots = Annotated[ListRootsResult, Resolve(_client_roots)]

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
-from mcp_types import ListRootsResult, Root
+from mcp_types import METHOD_NOT_FOUND, ErrorData, ListRootsResult, Root
 
 from nexusmem_core.config import Settings
 from nexusmem_mcp.server import build_server
@@ -98,3 +99,72 @@ async def test_a_project_root_inside_a_root_is_used(server, repo: Repo):
         synced = await client.call_tool("sync_project", {"project_root": str(repo.path)})
     assert not synced.is_error, synced.content
     assert synced.structured_content["commits"] == 4
+
+
+# Clients of the protocol versions before 2026-07-28 answer roots/list as a request of its own,
+# in the middle of a tool call: the three ways one can misbehave, and the one it should behave.
+
+
+def silent(asked: list[object]) -> Callable[..., object]:
+    """A roots callback that never answers: the client offers roots and goes quiet."""
+
+    async def roots(_ctx: object) -> ListRootsResult:
+        asked.append(None)
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    return roots
+
+
+async def test_a_client_that_never_answers_roots_is_served_as_one_without_roots(
+    settings: Settings, repo: Repo, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.chdir(repo.path)
+    server = build_server(settings, roots_timeout=0.2)
+    asked: list[object] = []
+    async with Client(server, mode="legacy", list_roots_callback=silent(asked)) as client:
+        with anyio.fail_after(30):  # a hang guard: before the timeout, this waited for ever
+            synced = await client.call_tool("sync_project", {})
+            status = await client.call_tool("get_status", {})
+    assert not synced.is_error, synced.content
+    assert status.structured_content["root"] == str(repo.path.resolve())
+    assert len(asked) == 1  # asked once: the second call did not wait again
+
+
+async def test_a_client_that_answers_roots_with_an_error_is_served_as_one_without_roots(
+    server, repo: Repo, monkeypatch: pytest.MonkeyPatch
+):
+    async def refusing(_ctx: object) -> ErrorData:
+        return ErrorData(code=METHOD_NOT_FOUND, message="Method not found")
+
+    monkeypatch.chdir(repo.path)
+    async with Client(server, mode="legacy", list_roots_callback=refusing) as client:
+        synced = await client.call_tool("sync_project", {})
+    assert not synced.is_error, synced.content
+    assert synced.structured_content["root"] == str(repo.path.resolve())
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_roots_are_asked_once_and_again_after_the_client_says_they_changed(server, make_repo):
+    first, second = make_repo("first"), make_repo("second")
+    first.commit("feat: one", {"a.py": "a = 1\n"})
+    second.commit("feat: two", {"b.py": "b = 1\n"})
+    offered, asked = [first.path], []
+
+    async def roots(_ctx: object) -> ListRootsResult:
+        asked.append(list(offered))
+        return ListRootsResult(roots=[Root(uri=path.as_uri()) for path in offered])
+
+    async with Client(server, mode="legacy", list_roots_callback=roots) as client:
+        before = [await client.call_tool("sync_project", {}) for _ in range(3)]
+        offered[:] = [second.path]
+        await client.session.send_roots_list_changed()
+        with anyio.fail_after(10):
+            while True:  # the notification is handled apart from the calls: wait for it
+                after = await client.call_tool("sync_project", {})
+                if after.structured_content["root"] == str(second.path.resolve()):
+                    break
+                await anyio.sleep(0.01)
+    assert {r.structured_content["root"] for r in before} == {str(first.path.resolve())}
+    assert asked[0] == [first.path] and asked[-1] == [second.path]
+    assert len([a for a in asked if a == [first.path]]) == 1

@@ -3,6 +3,7 @@ raw bytes that no SDK client would send."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -15,7 +16,7 @@ from mcp import Client, StdioServerParameters
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, ListRootsResult, Root
 
 from ..conftest import Repo
-from .wire import INITIALIZE, INITIALIZED, Wire, tool_call
+from .wire import INITIALIZE, INITIALIZE_WITH_ROOTS, INITIALIZED, Wire, tool_call
 
 
 async def test_stdio_server_answers_and_keeps_stdout_clean(repo: Repo, home: Path):
@@ -80,8 +81,9 @@ async def test_over_stdio_the_clients_roots_choose_and_bound_the_repository(
 
 
 @asynccontextmanager
-async def raw_server(repo: Repo, home: Path) -> AsyncIterator[Wire]:
-    """``python -m nexusmem_mcp`` in ``repo``, initialised; its stderr goes to a file in home."""
+async def raw_server(repo: Repo, home: Path, initialize: bytes = INITIALIZE) -> AsyncIterator[Wire]:
+    """``python -m nexusmem_mcp`` in ``repo``, initialised with ``initialize``; its stderr goes
+    to a file in home."""
     home.mkdir(parents=True, exist_ok=True)
     with open(home / "server.log", "wb") as log:
         process = await anyio.open_process(
@@ -94,7 +96,7 @@ async def raw_server(repo: Repo, home: Path) -> AsyncIterator[Wire]:
             wire = Wire(process)
             # A hang guard, not a speed test: an unanswered request fails here instead of hanging.
             with anyio.fail_after(60):
-                await wire.send(INITIALIZE)
+                await wire.send(initialize)
                 assert "result" in await wire.reply(1)
                 await wire.send(INITIALIZED)
                 yield wire
@@ -128,3 +130,34 @@ async def test_a_line_that_is_not_a_message_gets_a_json_rpc_error(repo: Repo, ho
     assert invalid["error"]["code"] == INVALID_REQUEST
     assert cut["error"]["code"] == PARSE_ERROR
     assert ping["result"] == {}
+
+
+async def test_a_client_that_never_answers_roots_is_answered_after_a_few_seconds(
+    repo: Repo, home: Path
+):
+    async with raw_server(repo, home, INITIALIZE_WITH_ROOTS) as wire:
+        await wire.send(tool_call(2, "sync_project", b"{}"))
+        asked = await wire.request("roots/list")  # and never answered
+        synced = await wire.reply(2)
+        await wire.send(tool_call(3, "get_status", b"{}"))
+        status = await wire.reply(3)
+    assert "id" in asked
+    assert not synced["result"]["isError"], synced
+    assert status["result"]["structuredContent"]["root"] == str(repo.path.resolve())
+    log = (home / "server.log").read_text()
+    assert log.count("mcp_roots_unavailable") == 1, log
+
+
+async def test_a_client_that_answers_roots_with_an_error_is_served_from_the_working_directory(
+    repo: Repo, home: Path
+):
+    async with raw_server(repo, home, INITIALIZE_WITH_ROOTS) as wire:
+        await wire.send(tool_call(2, "sync_project", b"{}"))
+        asked = await wire.request("roots/list")
+        await wire.send(
+            b'{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}'
+            % json.dumps(asked["id"]).encode()
+        )
+        synced = await wire.reply(2)
+    assert not synced["result"]["isError"], synced
+    assert synced["result"]["structuredContent"]["root"] == str(repo.path.resolve())

@@ -15,12 +15,14 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-__all__ = ["INITIALIZE", "INITIALIZED", "Wire", "spawned", "tool_call"]
+__all__ = ["INITIALIZE", "INITIALIZED", "INITIALIZE_WITH_ROOTS", "Wire", "spawned", "tool_call"]
 
 INITIALIZE = (
     b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
     b'"capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}'
 )
+# A client of the protocol before 2026-07-28 that offers roots: the server asks it for them.
+INITIALIZE_WITH_ROOTS = INITIALIZE.replace(b'"capabilities":{}', b'"capabilities":{"roots":{}}')
 INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 
@@ -46,9 +48,22 @@ class Wire:
     async def reply(self, request_id: object) -> dict[str, Any]:
         """The reply to ``request_id``, skipping anything the server sends before it."""
         while True:
-            message = json.loads(await self.stdout.receive_until(b"\n", 1 << 24))
+            message = await self.receive()
             if "method" not in message and message.get("id") == request_id:
                 return message
+
+    async def request(self, method: str) -> dict[str, Any]:
+        """The next request (or notification) for ``method`` the server sends, skipping the
+        rest."""
+        while True:
+            message = await self.receive()
+            if message.get("method") == method:
+                return message
+
+    async def receive(self) -> dict[str, Any]:
+        """The next message the server sends."""
+        message: dict[str, Any] = json.loads(await self.stdout.receive_until(b"\n", 1 << 24))
+        return message
 
 
 @asynccontextmanager
