@@ -110,7 +110,19 @@ async def cmd_init(settings: Settings, args: argparse.Namespace) -> int:
         print(f"adopted {workspace}: it is trusted as yours from now on")
     elif not created:
         print(f"already initialised: {workspace}")
+    print(_next_steps(args.C))
     return 0
+
+
+def _next_steps(path: str) -> str:
+    """What to run after ``init``: the sync that reads the history, then a question."""
+    import shlex
+
+    here = "" if Path(path).resolve() == Path.cwd() else f" -C {shlex.quote(path)}"
+    return (
+        f"next: nexusmem sync{here}   (reads the history once; later syncs read what is new)\n"
+        f'then: nexusmem query "why did we ..."{here}'
+    )
 
 
 class _Progress:

@@ -131,9 +131,9 @@ def ensure_workspace(root: Path, home: Path) -> list[str]:
     if config.exists():
         load_config(config, user_config(home))
     else:
-        from .config.schema import ProjectConfig, dump_config  # only init writes the file
+        from .config import default_config_text  # only init writes the file
 
-        replace_file(config, dump_config(ProjectConfig()), mode=PRIVATE_FILE)
+        replace_file(config, default_config_text(home), mode=PRIVATE_FILE)
         created.append(str(config))
     return created
 

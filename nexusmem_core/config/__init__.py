@@ -13,7 +13,7 @@ import importlib
 from typing import Any
 
 from .defaults import DEFAULT_DOC_EXTENSIONS
-from .snapshot import Frozen, load_config, settings_from_env
+from .snapshot import Frozen, default_config_text, load_config, settings_from_env
 
 __all__ = [
     "DEFAULT_DOC_EXTENSIONS",
@@ -21,6 +21,7 @@ __all__ = [
     "Frozen",
     "ProjectConfig",
     "Settings",
+    "default_config_text",
     "dump_config",
     "load_config",
     "settings_from_env",

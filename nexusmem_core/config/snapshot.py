@@ -10,6 +10,11 @@ values back from that JSON as a :class:`Frozen` view and never imports pydantic.
 input, or a snapshot that cannot be read, goes through the schema again: its errors are the
 schema's, and a value that does not validate is never written down.
 
+A config's values depend on the two files' texts alone, never on which repository holds them,
+so the home keeps the last few validated pairs too (``configs.checked.json``): a repository
+``init`` has just made, whose file is the one every ``init`` writes, is read from there. The
+text ``init`` writes is kept there as well, so ``init`` in a used home never imports pydantic.
+
 The snapshot is a cache, never a source: deleting it costs one validation.
 Standard library only.
 """
@@ -29,11 +34,21 @@ from .defaults import REACH
 if TYPE_CHECKING:
     from .schema import ProjectConfig, Settings
 
-__all__ = ["Frozen", "load_config", "peek_config", "settings_from_env", "shipped_reach"]
+__all__ = [
+    "Frozen",
+    "default_config_text",
+    "load_config",
+    "peek_config",
+    "settings_from_env",
+    "shipped_reach",
+]
 
 FORMAT = 1
 SETTINGS_SNAPSHOT = "settings.checked.json"
 CONFIG_SNAPSHOT = "config.checked.json"
+SHARED_SNAPSHOT = "configs.checked.json"  # in the home: values by texts, for any repository
+SHARED_ENTRIES = 8  # the pairs of texts the home keeps, the newest first
+SHARED_TEXT_MAX = 16_384  # a longer config is kept beside itself only, never in the home
 # What the values are computed by: the schema, its defaults (config/defaults.py) and the home
 # it defaults to (paths.py). An upgrade that changes any of them invalidates every snapshot.
 _SCHEMA = tuple(
@@ -126,7 +141,25 @@ def load_config(path: Path, user: Path | None = None) -> ProjectConfig:
         texts = _config_texts(path, user)
     except (OSError, UnicodeDecodeError):
         return validate()  # unreadable: the schema says so, in its words
-    return _checked(path.with_name(CONFIG_SNAPSHOT), texts, validate)
+    shared = None if user is None else user.with_name(SHARED_SNAPSHOT)
+    return _checked(path.with_name(CONFIG_SNAPSHOT), texts, validate, shared)
+
+
+def default_config_text(home: Path) -> str:
+    """The ``config.json`` text ``init`` writes (``schema.dump_config`` of the defaults), kept
+    in ``home``'s shared snapshot for as long as the schema is the same."""
+    shared = home / SHARED_SNAPSHOT
+    key = _key("the config init writes")
+    entries = _entries(shared)
+    for entry in entries:
+        if entry.get("key") == key and isinstance(entry.get("text"), str):
+            return entry["text"]  # type: ignore[no-any-return]
+    from .schema import ProjectConfig, dump_config
+
+    text = dump_config(ProjectConfig())
+    if key[1] is not None:
+        _share(shared, entries, {"key": key, "text": text})
+    return text
 
 
 def peek_config(path: Path, user: Path | None = None) -> ProjectConfig | None:
@@ -175,16 +208,40 @@ def _config_text(path: Path) -> str | None:
         return None
 
 
-def _checked(snapshot: Path, inputs: Any, validate: Callable[[], Any]) -> Any:
+def _checked(
+    snapshot: Path, inputs: Any, validate: Callable[[], Any], shared: Path | None = None
+) -> Any:
     """The values ``validate`` gives for ``inputs``: from ``snapshot`` if it holds them, else
-    validated now and written down (when the folder exists and can be written)."""
+    from the ``shared`` one (then copied to ``snapshot``), else validated now; written down
+    where the folder exists and can be written."""
     key = _key(inputs)
     if (kept := _kept(snapshot, key)) is not _NONE:
         return kept
-    values = _freeze(validate().model_dump())
+    entries = _entries(shared) if shared is not None else []
+    found = next((e["values"] for e in entries if e.get("key") == key and "values" in e), _NONE)
+    values = _freeze(validate().model_dump()) if found is _NONE else found
     if key[1] is not None:
         _write(snapshot, {"key": key, "values": values})
+        if shared is not None and found is _NONE and len(json.dumps(inputs)) <= SHARED_TEXT_MAX:
+            _share(shared, entries, {"key": key, "values": values})
     return _thaw(values)
+
+
+def _entries(shared: Path) -> list[dict[str, Any]]:
+    """The home's shared snapshot's entries, newest first; none if it is missing or damaged."""
+    try:
+        kept = json.loads(shared.read_bytes())
+    except (OSError, ValueError):
+        return []
+    if not isinstance(kept, list):
+        return []
+    return [entry for entry in kept if isinstance(entry, dict)]
+
+
+def _share(shared: Path, entries: list[dict[str, Any]], entry: dict[str, Any]) -> None:
+    """Put ``entry`` first in the home's shared snapshot, which keeps ``SHARED_ENTRIES``."""
+    rest = [e for e in entries if e.get("key") != entry["key"]]
+    _write(shared, [entry, *rest][:SHARED_ENTRIES])
 
 
 _NONE = object()  # what _kept gives for a snapshot that keeps no values for the key
@@ -243,7 +300,7 @@ def _thaw(value: Any) -> Any:
     return value
 
 
-def _write(snapshot: Path, document: dict[str, Any]) -> None:
+def _write(snapshot: Path, document: Any) -> None:
     """Replace ``snapshot`` whole (0600, like everything NexusMem keeps): a reader sees the
     old file or the new one. Best effort: a folder that is missing or read-only keeps none."""
     temporary = snapshot.with_name(f".{snapshot.name}.{os.getpid()}.tmp")

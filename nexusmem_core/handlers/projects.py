@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine import Engine, adopt_workspace, ensure_workspace, open_engine, read_project
 from ..errors import UsageError
+from ..files import make_dir
 from ..models import SyncReport
 from ..paths import DB_FILE, workspace_dir
+from ..private import PRIVATE_DIR
 from ..registry import check_entry, load_registry, register_project, remove_projects
 from ..store.nodes import upsert_project
 
@@ -58,6 +60,9 @@ async def init_project(
     user's own (see :func:`..engine.adopt_workspace`). Returns the workspace and the files
     created; a second run creates nothing.
     """
+    # The home first: what init validates (the config it reads, the one it writes) is kept
+    # there (config/snapshot.py), so that init in the next repository validates nothing.
+    make_dir(settings.home, PRIVATE_DIR)
     if adopt:
         await adopt_workspace(settings, path)
     repo, _ = await read_project(settings, path)
