@@ -165,7 +165,10 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
     if args.prune_unreachable:
         return await _prune_unreachable(settings, args)
     progress = _Progress(args.quiet)
-    async with _engine(settings, args) as engine:
+    # As `sync_project` does over MCP: a repository whose memory is missing (never set up, or
+    # its damaged database moved aside as the error about it says) gets it built. Not for the
+    # post-commit hook's `--auto`, which must not set up memory nobody asked for.
+    async with _engine(settings, args, create=not args.auto) as engine:
         report = await handlers.sync(
             engine,
             auto=args.auto,

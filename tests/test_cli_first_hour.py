@@ -1,0 +1,29 @@
+"""What a new user meets in the first hour, typed as they would type it: the ways out that
+errors name, help and version, the lines sync and status print (issue 51)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from .conftest import Repo, run_cli
+
+
+def test_a_damaged_database_is_rebuilt_by_doing_what_its_error_says(repo: Repo, home: Path):
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    assert run_cli("sync", "-q", "--no-embed", "-C", str(repo.path)).returncode == 0
+    db = repo.path / ".nexusmem" / "memory.db"
+    for suffix in ("-wal", "-shm"):
+        db.with_name(db.name + suffix).unlink(missing_ok=True)
+    db.write_bytes(b"not a database " * 1000)
+
+    out = run_cli("status", "-C", str(repo.path))
+    assert out.returncode == 1
+    said = re.search(r"move the file aside and run `nexusmem (\w+)`", out.stderr)
+    assert said, out.stderr
+    db.rename(db.with_name("memory.db.damaged"))  # "move the file aside"
+    again = run_cli(said.group(1), "-C", str(repo.path))  # "and run `nexusmem sync`"
+    assert again.returncode == 0, again.stderr
+    status = json.loads(run_cli("status", "--json", "-C", str(repo.path)).stdout)
+    assert status["nodes"] > 0
