@@ -868,6 +868,7 @@ async def cmd_ui(settings: Settings, args: argparse.Namespace) -> int:
         open_browser=not args.no_browser,
         ready=ready,
     )
+    print("NexusMem viewer stopped", file=sys.stderr)
     return 0
 
 

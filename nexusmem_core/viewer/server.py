@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import ipaddress
+import signal
 import socket
 import sys
 import time
@@ -116,6 +117,17 @@ async def serve(
             sock.close()
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server, for which Ctrl-C (or SIGTERM) is how it is meant to stop: it shuts
+    down and returns, where uvicorn would raise the signal again once it has shut down (and
+    ``nexusmem ui`` would end in "error: interrupted"). A second Ctrl-C forces the exit."""
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        if self.should_exit and sig == signal.SIGINT:
+            self.force_exit = True
+        self.should_exit = True
+
+
 def _print_url(url: str) -> None:
     print(url, file=sys.stderr, flush=True)
 
@@ -131,7 +143,7 @@ async def _run(
     stop: anyio.Event | None,
 ) -> None:
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
-    server = uvicorn.Server(config)
+    server = _Server(config)
     name = f"[{host}]" if ":" in host else host
     url = secret.url(name, "/")
 
