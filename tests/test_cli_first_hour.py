@@ -27,3 +27,16 @@ def test_a_damaged_database_is_rebuilt_by_doing_what_its_error_says(repo: Repo, 
     assert again.returncode == 0, again.stderr
     status = json.loads(run_cli("status", "--json", "-C", str(repo.path)).stdout)
     assert status["nodes"] > 0
+
+
+def test_hook_status_calls_a_current_hook_installed_under_another_home(tmp_path: Path):
+    for shell in ("bash", "zsh", "fish"):
+        user = {"HOME": str(tmp_path / shell), "XDG_CONFIG_HOME": str(tmp_path / shell / "cfg")}
+        first = {**user, "NEXUSMEM_HOME": str(tmp_path / "first-home")}
+        assert run_cli("hook", "install", "--shell", shell, env=first).returncode == 0
+        later = {**user, "NEXUSMEM_HOME": str(tmp_path / "later-home")}
+        out = run_cli("hook", "status", "--shell", shell, env=later)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.startswith(f"{shell}: installed ("), out.stdout
+        assert f"it records into {tmp_path / 'first-home'}" in out.stderr
+        assert run_cli("hook", "status", "--shell", shell, env=first).stderr == ""

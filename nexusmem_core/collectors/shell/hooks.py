@@ -232,16 +232,21 @@ def _last_recorded(home: Path, shell: str) -> float | None:
 def status(
     shell: str, home: Path, python: str = sys.executable, environ: dict[str, str] | None = None
 ) -> HookStatus:
-    """installed / not installed / outdated, and when this shell last recorded a command."""
+    """installed / not installed / outdated, and when this shell last recorded a command.
+
+    The script names the home it records into. Installed under another ``NEXUSMEM_HOME`` it is
+    still current (the rc file sources it, it records), so it is read where the rc file points
+    and compared as the script for the home it names; a warning says which home that is."""
     _check_shell(shell)
     rcs = rc_files(shell, environ)
-    script = rcs[0] if shell == "fish" else _script_path(home, shell)
+    script = rcs[0] if shell == "fish" else _sourced(shell, rcs) or _script_path(home, shell)
     current = read_text(script)
+    named = _named_home(shell, current) or str(home)
     unwired = [rc for rc in rcs if shell != "fish" and BEGIN not in (read_text(rc) or "")]
     warnings = []
     if current is None or len(unwired) == len(rcs):
         state = "not installed"
-    elif unwired or current != render(shell, python, str(home)):
+    elif unwired or current != render(shell, python, named):
         state = "outdated"
         missing = f" ({', '.join(map(str, unwired))} does not load it)" if unwired else ""
         warnings.append(
@@ -250,13 +255,54 @@ def status(
         )
     else:
         state = "installed"
-    if (home / "hooks" / f"{shell}.state").is_file():
+    if state != "not installed" and named != str(home):
+        warnings.append(
+            f"it records into {named} (NEXUSMEM_HOME when it was installed), not {home}: "
+            f"`nexusmem hook install --shell {shell}` makes it record here"
+        )
+    where = Path(named)
+    if (where / "hooks" / f"{shell}.state").is_file():
         warnings.append(
             "another tool owns bash's DEBUG trap: commands are not recorded; load "
             "bash-preexec (NexusMem joins it) or remove the other trap"
         )
-    blocked = obstacle(home)  # the recorder fails silently at the prompt: say it here
+    blocked = obstacle(where)  # the recorder fails silently at the prompt: say it here
     if blocked is not None and state != "not installed":
         warnings.append(f"commands cannot be recorded now: {blocked.text}")
-    last = _last_recorded(home, shell)
+    last = _last_recorded(where, shell)
     return HookStatus(shell, state, [str(rc) for rc in rcs], str(script), last, warnings)
+
+
+_SOURCED = {
+    "pwsh": (re.compile(r"Test-Path -LiteralPath '((?:[^']|'')*)'"), "''"),
+    "posix": (re.compile(r"\[ -f '((?:[^']|'\\'')*)' \]"), "'\\''"),
+}
+
+
+def _sourced(shell: str, rcs: list[Path]) -> Path | None:
+    """The script the first rc file's NexusMem block sources (it names its home's path)."""
+    pattern, quote = _SOURCED["pwsh" if shell == "pwsh" else "posix"]
+    for rc in rcs:
+        text = read_text(rc) or ""
+        block = _BLOCK.search(text)
+        found = pattern.search(block.group(0)) if block else None
+        if found:
+            return Path(found.group(1).replace(quote, "'"))
+    return None
+
+
+# Where each script passes its home to the recorder, quoted as scripts.py quotes it.
+_HOME_ARG = {
+    "bash": (re.compile(r"--home '((?:[^']|'\\'')*)'"), lambda t: t.replace("'\\''", "'")),
+    "zsh": (re.compile(r"--home '((?:[^']|'\\'')*)'"), lambda t: t.replace("'\\''", "'")),
+    "fish": (re.compile(r"--home '((?:[^'\\]|\\.)*)'"), lambda t: re.sub(r"\\(.)", r"\1", t)),
+    "pwsh": (re.compile(r"'--home', '((?:[^']|'')*)'"), lambda t: t.replace("''", "'")),
+}
+
+
+def _named_home(shell: str, script: str | None) -> str | None:
+    """The home ``script`` records into, as its recorder's ``--home`` names it; status then
+    compares the whole script with the one rendered for that home."""
+    pattern, unquote = _HOME_ARG[shell]
+    found = pattern.search(script or "")
+    return unquote(found.group(1)) if found else None
