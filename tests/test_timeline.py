@@ -385,3 +385,16 @@ async def test_capture_says_which_hooks_are_installed_and_when_each_last_recorde
     assert {f["state"] for f in agents["claude"]["files"]} == {"not installed"}
     assert found["logs"] == logs(engine.settings)
     assert found["logs"]["shell"]["size"] == (home / hooklog.LOG_FILE).stat().st_size
+
+
+async def test_a_forgotten_value_never_shows_as_pending(engine: Engine, repo: Repo, home: Path):
+    """The hook log still holds a command with a value forgotten since: sync keeps it out of
+    memory, and the pending rows keep it out of sight the same way."""
+    await sync(engine)
+    await handlers.forget(engine, "hunter2", apply=True)
+    now = time.time()
+    log_command(home, "mysql -p hunter2 prod", repo.path, 0, now - 2)
+    log_command(home, "make deploy", repo.path, 0, now - 1)
+    assert [i["title"] for i in await pending(engine)] == ["make deploy"]
+    await sync(engine)
+    assert not [i for i in (await timeline(engine)).items if "hunter2" in i["title"]]

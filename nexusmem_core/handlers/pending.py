@@ -1,5 +1,6 @@
 """The commands a shell or agent hook has logged in a repository that no sync has read yet, as
-the nodes sync will make of them (same ids, titles, redaction), without writing anything.
+the nodes sync will make of them (same ids, titles, redaction, the deny list), without writing
+anything.
 
 The logs' unread ends are read as the agent hook's recall reads them (``recall.Memory``), each
 from at most ``PENDING_BYTES`` before its end, and only the newest records are built into nodes:
@@ -37,10 +38,13 @@ async def unsynced(
     engine: Engine, keeps: Callable[[Node], bool] | None = None, most: int = 100
 ) -> list[Node]:
     """The commands logged in this repository that no sync has read, newest first: at most
-    ``most``, of the newest ``PENDING_READ`` records, those ``keeps`` accepts."""
+    ``most``, of the newest ``PENDING_READ`` records, those ``keeps`` accepts. A command
+    holding a forgotten value is left out, as sync leaves it out (the log still holds it)."""
     from ..collectors.agent.recall import Memory
+    from ..hygiene.deny import DenyFilter
 
     db, pid = engine.db, engine.project_id
+    deny = await DenyFilter.load(db, pid)
     cursors = {name: await get_cursor(db, pid, name) for name in _LOGS}
     root = os.path.realpath(engine.repo.root)
     home = os.fspath(engine.settings.home)
@@ -56,7 +60,7 @@ async def unsynced(
             memory.close()
         build = _builder(pid, root, limit)
         nodes = [n for n in map(build, tail[:PENDING_READ]) if n is not None]
-        return [n for n in nodes if keeps is None or keeps(n)]
+        return [n for n in nodes if (keeps is None or keeps(n)) and not deny.denies(n)]
 
     nodes = await anyio.to_thread.run_sync(read)
     nodes.sort(key=lambda n: (n.ts is not None, n.meta.get("at") or n.ts or 0), reverse=True)
