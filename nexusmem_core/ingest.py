@@ -5,6 +5,7 @@ Shared by ``sync`` (which writes) and the ``scan-*`` dry runs (which only print)
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import operator
 import os
@@ -55,6 +56,7 @@ __all__ = [
 
 MAX_FILES = 500  # per commit; a vendoring commit can touch 50,000
 COMMIT_BATCH = 64  # commits whose messages are redacted together
+PATHS_PER_WALK = 200  # paths given to one git log: its command line stays far under any limit
 
 
 def cap(text: str, limit: int) -> tuple[str, bool]:
@@ -292,18 +294,21 @@ def _read_docs(tree: WorkTree, paths: list[str], skipped: Counter[str] | None) -
 
 async def last_changed(root: Path, rev: str, paths: Iterable[str]) -> dict[str, int]:
     """When the newest commit reachable from ``rev`` that touched each of ``paths`` was made:
-    the date a sync gives a doc file's sections (it notes it for every path while it walks
-    the commits). For a dry run, which walks nothing else; it stops once all are found."""
-    wanted = set(paths)
+    the date a sync gives a doc file's sections. A sync notes it for every path its walk
+    passed; this finds it for the others (a dry run, a ``--since`` walk that stopped before
+    them). git looks only at those paths, a few hundred at a time, and each of its walks
+    stops once it has found them all; a path in no commit is absent."""
     found: dict[str, int] = {}
-    if not wanted:
-        return found
-    async for commit in walk_commits(root, rev):
-        for _, path in commit.changes:
-            if path in wanted:
-                found.setdefault(path, commit.ts)
-        if len(found) == len(wanted):
-            break
+    todo = sorted(set(paths))
+    for start in range(0, len(todo), PATHS_PER_WALK):
+        wanted = set(todo[start : start + PATHS_PER_WALK])
+        async with contextlib.aclosing(walk_commits(root, rev, paths=sorted(wanted))) as walk:
+            async for commit in walk:
+                for _, path in commit.changes:
+                    if path in wanted:
+                        found.setdefault(path, commit.ts)
+                if wanted <= found.keys():
+                    break
     return found
 
 

@@ -285,7 +285,7 @@ async def _ingest(
     the word index of a bulk load (``index``) is filled while it does."""
     repo, db, pid, sources = engine.repo, engine.db, engine.project_id, engine.config.sources
     touched: dict[str, int] = {}
-    full = structured = False
+    full = structured = walked_all = False
     docs: list[ingest.DocFile] | None = None  # read while the history was walked
     deny = await DenyFilter.load(db, pid)  # forgotten values: a node holding one is not written
     if repo.head:
@@ -318,6 +318,8 @@ async def _ingest(
                     report.diffs = await _sync_diffs(
                         engine, report, rev_args, patches, progress, deny
                     )
+        # Every commit was walked: a doc path ``touched`` lacks is in none (staged only).
+        walked_all = full and since is None and sources.git.enabled
         if since is None:
             # The cursor says every commit up to it is in memory: a --since walk passed the
             # older ones over, so it leaves the cursor where it was, and the next plain sync
@@ -325,7 +327,7 @@ async def _ingest(
             await set_cursor(db, pid, "git", repo.head)
         await _prune_unreachable(engine, report, rewritten=full and cursor is not None)
     if sources.docs.enabled:
-        await _sync_docs(engine, touched, report, progress, deny, docs)
+        await _sync_docs(engine, touched, report, progress, deny, docs, walked_all=walked_all)
     if repo.head and sources.diff.enabled and since is None:
         report.diffs += await _sync_release_history(engine, touched, full, progress, deny)
     if sources.shell.enabled:
@@ -715,9 +717,16 @@ async def _sync_docs(
     progress: Progress,
     deny: DenyFilter,
     read: list[ingest.DocFile] | None = None,
+    *,
+    walked_all: bool = False,
 ) -> None:
     """Re-parse only the doc files whose content or date changed; forget vanished sections.
-    ``read``: the doc files as they were read while the history was walked."""
+    ``read``: the doc files as they were read while the history was walked; ``walked_all``:
+    whether that walk was of all history (its ``touched`` then dates every committed doc).
+
+    A section's date is its file's last commit: noted by the walk, else kept from the last
+    sync, else asked of git (a ``--since`` walk stopped before it); only a doc in no commit
+    yet takes its file's time."""
     db, pid = engine.db, engine.project_id
     stored = {
         path: (digest, ts)
@@ -733,6 +742,10 @@ async def _sync_docs(
     # A file whose very path holds a forgotten value is not read at all: its sections would
     # be denied one by one, and its bookkeeping row would keep the path.
     current = [doc for doc in current if not (deny and deny.matches([doc.path]))]
+    undated = [doc.path for doc in current if doc.path not in touched and doc.path not in stored]
+    head = engine.repo.head
+    if undated and head and engine.config.sources.git.enabled and not walked_all:
+        touched = {**touched, **await ingest.last_changed(engine.repo.root, head, undated)}
     changed: list[tuple[ingest.DocFile, int]] = []
     for doc in current:
         old = stored.get(doc.path)

@@ -476,10 +476,14 @@ async def walk_commits(
     rev_range: str,
     since: str | None = None,
     passed_over: Callable[[bytes], object] | None = None,
+    paths: Sequence[str] = (),
 ) -> AsyncIterator[Commit]:
     """Stream the commits in ``rev_range`` (newest first) with the paths each one changed; a
-    record that does not parse (a corrupt or hand-made commit object) goes to ``passed_over``."""
-    async for record in log_records(root, walk_args(rev_range, since)):
+    record that does not parse (a corrupt or hand-made commit object) goes to ``passed_over``.
+    With ``paths``, only the commits that changed one of them, and only those paths: each is
+    a path as written, never a pattern (a doc may be named ``*.md``)."""
+    pathspecs = [f":(literal){path}" for path in paths]
+    async for record in log_records(root, [*walk_args(rev_range, since), *pathspecs]):
         if (commit := parse_record(record)) is not None:
             yield commit
         elif passed_over is not None:
