@@ -21,7 +21,7 @@ from nexusmem_core.errors import (
     UntrustedWorkspaceError,
 )
 
-__all__ = ["refused", "said"]
+__all__ = ["refused", "said", "said_to_reader"]
 
 
 def said(err: NexusMemError) -> str:
@@ -36,6 +36,18 @@ def said(err: NexusMemError) -> str:
     if isinstance(err, UntrustedWorkspaceError):
         return f"{err}; then call sync_project to build memory of your own"
     return str(err)
+
+
+def said_to_reader(err: NexusMemError) -> str:
+    """``err`` as the reader of a resource reads it: resources take no project_root, and
+    read the repository of the client's roots, else of the server's working directory."""
+    if isinstance(err, NotAGitRepositoryError):
+        return (
+            f"{err}: resources read the first of the client's roots in a git repository, else "
+            "the server's working directory; offer the repository as a root, or call the tools "
+            "with project_root"
+        )
+    return said(err)
 
 
 _RANGE = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}

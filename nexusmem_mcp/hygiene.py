@@ -1,27 +1,21 @@
-"""MCP tools and resources for trust and hygiene: what may be stale, a person's judgement,
+"""MCP tools for trust and hygiene: what may be stale, a person's judgement,
 superseding, and forgetting. Each translates arguments, calls one core handler, and
 translates the result back."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from nexusmem_core import handlers
-from nexusmem_core.engine import open_engine
-from nexusmem_core.errors import NexusMemError
 from nexusmem_core.hygiene.forget import ForgetReport
 from nexusmem_core.hygiene.review import MarkStaleResult, ReviewResult
 from nexusmem_core.hygiene.stale import OpenSuggestions, StaleReport
-from nexusmem_core.textguard import json_safe, one_line
+from nexusmem_core.textguard import one_line
 
-from .errors import said
 from .tools import READ_ONLY, WRITES, ProjectRoot, Roots, _engine, _text
 
 if TYPE_CHECKING:
@@ -43,7 +37,7 @@ def _stale_text(report: Any) -> str:
 
 
 def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
-    """Add the trust and hygiene tools and resources to ``server``."""
+    """Add the trust and hygiene tools to ``server``."""
 
     @server.tool(annotations=READ_ONLY)
     async def list_stale(
@@ -146,24 +140,3 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         )
         text = "\n".join(report.lines()).replace("add --yes", "call again with confirm: true")
         return _text(text, report.to_dict())
-
-    @server.resource("nexusmem://stale", mime_type="application/json")
-    async def stale_resource() -> str:
-        """Stale candidates of the repository the server runs in (45 days, first 50)."""
-        try:
-            async with open_engine(settings, Path.cwd(), read_only=True) as engine:
-                report = await handlers.stale(engine, 45, 50)
-        except NexusMemError as err:
-            raise ResourceError(said(err)) from err
-        return json_safe(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
-
-    @server.resource("nexusmem://deny-list", mime_type="application/json")
-    async def deny_list_resource() -> str:
-        """The deny list of the repository the server runs in: what was forgotten, with
-        literal values and patterns masked (kind, length, reason, date only)."""
-        try:
-            async with open_engine(settings, Path.cwd(), read_only=True) as engine:
-                entries = await handlers.deny_list(engine, show_patterns=False)
-        except NexusMemError as err:
-            raise ResourceError(said(err)) from err
-        return json.dumps({"entries": entries}, indent=2, ensure_ascii=False)

@@ -38,7 +38,7 @@ from nexusmem_core.errors import NotAGitRepositoryError
 from nexusmem_core.logging import get_logger
 from nexusmem_core.paths import check_path
 
-__all__ = ["ROOTS_TIMEOUT", "ClientRoots", "inside_roots", "project_path"]
+__all__ = ["ROOTS_TIMEOUT", "ClientRoots", "inside_roots", "project_path", "resource_path"]
 
 log = get_logger("mcp_roots")
 
@@ -112,14 +112,28 @@ async def project_path(project_root: str | None, roots: ListRootsResult) -> Path
                 f"({_listed(folders)}): pass a path inside one of them, or omit project_root"
             )
         return path
+    return await _default(
+        folders, "pass project_root, the path of a git repository inside one of them"
+    )
+
+
+async def resource_path(roots: ListRootsResult) -> Path:
+    """The path of the repository a resource reads: a tool's without project_root, which
+    resources do not take."""
+    return await _default(
+        _folders(roots), "add the repository to them, or read it with a tool's project_root"
+    )
+
+
+async def _default(folders: list[Path], way_out: str) -> Path:
+    """The first root in a git repository; the working directory when there are no roots."""
     for folder in folders:
         found = await _repository(folder)
         if found is not None:
             return found
     if folders:
         raise ToolError(
-            f"none of the client's roots is in a git repository ({_listed(folders)}): "
-            "pass project_root, the path of a git repository inside one of them"
+            f"none of the client's roots is in a git repository ({_listed(folders)}): {way_out}"
         )
     return Path.cwd()
 

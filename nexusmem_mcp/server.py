@@ -6,13 +6,15 @@ once; engines are opened on first use, per repository, and closed when the serve
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, InputRequiredResult, NotificationParams
 from pydantic import ValidationError
 
@@ -22,6 +24,7 @@ from nexusmem_core.logging import configure_logging
 
 from .errors import refused, said
 from .pool import AppContext, EnginePool
+from .resources import RESOURCE_NOT_FOUND, reading
 from .roots import ROOTS_TIMEOUT, ClientRoots
 
 if TYPE_CHECKING:
@@ -61,12 +64,25 @@ class NexusMemServer(MCPServer[AppContext]):
                 raise ToolError(f"Error executing tool {name}: {refused(cause, schema)}") from cause
             raise
 
+    async def read_resource(
+        self, uri: Any, context: Context[AppContext, Any] | None = None
+    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        # A fixed resource gets no context from the SDK; ours need it to ask for the roots.
+        token = reading.set(context)
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceNotFoundError as err:  # the SDK says -32602; the protocol, -32002
+            raise MCPError(RESOURCE_NOT_FOUND, str(err), {"uri": str(uri)}) from err
+        finally:
+            reading.reset(token)
+
 
 def build_server(settings: Settings, *, roots_timeout: float = ROOTS_TIMEOUT) -> NexusMemServer:
     """The server with its tools and resources; nothing is opened until it runs.
     ``roots_timeout``: how long a client has to answer ``roots/list`` (``roots``)."""
     from . import tools
     from .hygiene import register_hygiene
+    from .resources import register_resources
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppContext]) -> AsyncIterator[AppContext]:
@@ -79,6 +95,7 @@ def build_server(settings: Settings, *, roots_timeout: float = ROOTS_TIMEOUT) ->
     )
     tools.register(server, settings)
     register_hygiene(server, settings)
+    register_resources(server)
     # Registered here rather than in the constructor, which warns that roots are deprecated
     # in 2026-07-28: clients of the protocol versions before it still send this notification.
     server._lowlevel_server.add_notification_handler(

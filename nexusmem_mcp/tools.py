@@ -1,26 +1,22 @@
-"""MCP tools and resources. Each one translates arguments, calls one core handler, and
+"""MCP tools. Each one translates arguments, calls one core handler, and
 translates the result; no SQL and no decisions live here. The project's errors raised in a
 tool are worded once, by the server (``server.NexusMemServer``)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import inspect
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from mcp.server.mcpserver import AcceptedElicitation, Context, ListRoots, MCPServer, Resolve
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, WithJsonSchema
 
 from nexusmem_core import handlers
-from nexusmem_core.engine import Engine, open_engine
-from nexusmem_core.errors import NexusMemError
+from nexusmem_core.engine import Engine
 from nexusmem_core.models import NODE_KINDS, SearchResponse, Status, SyncReport
 from nexusmem_core.render import MCP_COMMANDS, render_search, status_text
-from nexusmem_core.textguard import json_safe, one_line
+from nexusmem_core.textguard import one_line
 
-from .errors import said
 from .roots import inside_roots, project_path
 
 if TYPE_CHECKING:
@@ -87,6 +83,13 @@ class RecentMemory(BaseModel):
     nodes: list[RecentNode]
 
 
+def flowing(doc: str | None) -> str:
+    """A docstring as a description: its paragraphs, each on one line, with none of the
+    source's indentation (which the SDK would pass on to the client)."""
+    paragraphs = inspect.cleandoc(doc or "").split("\n\n")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs)
+
+
 def _text(text: str, structured: dict[str, Any]) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content=structured
@@ -105,7 +108,7 @@ async def _engine(
 
 
 def register(server: MCPServer[Any], settings: Settings) -> None:
-    """Add NexusMem's tools and resources to ``server``."""
+    """Add NexusMem's tools to ``server`` (the resources: ``resources``)."""
 
     @server.tool(annotations=READ_ONLY)
     async def search_memory(
@@ -247,29 +250,3 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
             for r in rows
         )
         return _text(text or "(memory is empty: call sync_project)", {"nodes": rows})
-
-    @server.resource("nexusmem://status", mime_type="application/json")
-    async def status_resource() -> str:
-        """Status of the repository the server runs in."""
-        try:
-            async with open_engine(settings, Path.cwd(), read_only=True) as engine:
-                status = await handlers.status(engine)
-        except NexusMemError as err:
-            raise ResourceError(said(err)) from err
-        return json.dumps(status.to_dict(), indent=2)
-
-    @server.resource("nexusmem://node/{node_id}", mime_type="application/json")
-    async def node_resource(node_id: str, ctx: Context) -> str:
-        """One remembered node by id: its full text, files, provenance and metadata."""
-        engine = await _resource_engine(ctx, Path.cwd())
-        node = await handlers.get_node(engine, node_id)
-        if node is None:
-            raise ResourceNotFoundError(f"no node {node_id} in {engine.repo.root}")
-        return json_safe(json.dumps(node, indent=2, ensure_ascii=False))
-
-
-async def _resource_engine(ctx: Context, root: Path) -> Engine:
-    try:
-        return await _app(ctx).pool.get(root)
-    except NexusMemError as err:
-        raise ResourceError(said(err)) from err
