@@ -885,7 +885,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-C", dest="outer_C", metavar="PATH", help="run against the repository at PATH"
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, help="print NexusMem's version and exit"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     repo = argparse.ArgumentParser(add_help=False)
     repo.add_argument(
         "-C",
@@ -1307,6 +1310,20 @@ def _scan_commands(
     p.set_defaults(func=cmd_scan_structure)
 
 
+class _Version(argparse.Action):
+    """``--version``: read from the installed package only when asked (start-up stays cheap)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from importlib.metadata import version
+
+        print(f"nexusmem {version('nexusmem')}")
+        parser.exit()
+
+
+def _commands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[Any]:
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+
 def _port(text: str) -> int:
     if not text.isdigit() or not 0 <= int(text) <= 65535:
         raise argparse.ArgumentTypeError(
@@ -1329,7 +1346,15 @@ def _repository(args: argparse.Namespace) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if args.command is None:  # bare `nexusmem`: what it can do, not an error
+        parser.print_help()
+        return 0
+    if unknown:  # the usage of the command they belong to, not the top level's
+        _commands(parser).choices[args.command].error(
+            f"unrecognized arguments: {' '.join(unknown)}"
+        )
     args.C = _repository(args)
     if args.C is None:
         print("error: -C: the path is empty; give the repository's path (or -C .)", file=sys.stderr)

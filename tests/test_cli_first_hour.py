@@ -40,3 +40,17 @@ def test_hook_status_calls_a_current_hook_installed_under_another_home(tmp_path:
         assert out.stdout.startswith(f"{shell}: installed ("), out.stdout
         assert f"it records into {tmp_path / 'first-home'}" in out.stderr
         assert run_cli("hook", "status", "--shell", shell, env=first).stderr == ""
+
+
+def test_version_bare_command_and_a_subcommands_unknown_flag():
+    from importlib.metadata import version
+
+    out = run_cli("--version")
+    assert out.returncode == 0 and out.stdout == f"nexusmem {version('nexusmem')}\n"
+    bare = run_cli()
+    assert bare.returncode == 0 and bare.stderr == "", bare.stderr
+    assert bare.stdout.startswith("usage: nexusmem ") and "query" in bare.stdout
+    unknown = run_cli("query", "--bogus", "retry")
+    assert unknown.returncode == 2
+    assert unknown.stderr.startswith("usage: nexusmem query "), unknown.stderr
+    assert unknown.stderr.rstrip().endswith("error: unrecognized arguments: --bogus")
