@@ -15,8 +15,9 @@ import os
 __all__ = ["SCRIPTS", "VERSION", "render"]
 
 # 2: fish reads the clock when a command starts; PowerShell 5.1 runs it too. 3: the recorder
-# runs without site-packages (``-S -P`` on hook.py: 10 ms less of a core per command).
-VERSION = 3
+# runs without site-packages (``-S -P`` on hook.py: 10 ms less of a core per command). 4: the
+# directory is the one the command started in (`cd elsewhere && make` ran here, not there).
+VERSION = 4
 RECORDER = os.path.join(os.path.dirname(os.path.realpath(__file__)), "hook.py")
 
 BASH = r"""# NexusMem shell hook for bash, version {version}. Written by `nexusmem hook install`;
@@ -30,14 +31,15 @@ __nexusmem_session="$$-$RANDOM$RANDOM"
 __nexusmem_armed=
 __nexusmem_start=
 __nexusmem_cmd=
+__nexusmem_cwd=
 __nexusmem_histno=
 __nexusmem_ready=
 
 # The recorder runs niced: its start-up must not compete with the prompt for the CPU.
-__nexusmem_send() {{  # $1 exit code, $2 start, $3 end; the command text is on stdin
+__nexusmem_send() {{  # $1 exit code, $2 start, $3 end, $4 directory; the text is on stdin
     [[ -x "$__nexusmem_py" ]] || return 0
     (nice -n 10 "$__nexusmem_py" -S -P '{recorder}' --home '{home}' --shell bash --exit "$1" \
-        --start "$2" --end "$3" --cwd "$PWD" --session "$__nexusmem_session" >/dev/null 2>&1 <&0 &) \
+        --start "$2" --end "$3" --cwd "$4" --session "$__nexusmem_session" >/dev/null 2>&1 <&0 &) \
         2>/dev/null
 }}
 
@@ -56,6 +58,7 @@ __nexusmem_preexec() {{
     fi
     __nexusmem_histno=${{BASH_REMATCH[1]}}
     __nexusmem_cmd=${{BASH_REMATCH[2]}}
+    __nexusmem_cwd=$PWD  # where it starts: `cd elsewhere && make` ran here
     __nexusmem_start=${{EPOCHREALTIME:-$SECONDS}}
 }}
 
@@ -63,18 +66,20 @@ __nexusmem_precmd() {{
     local code=$?
     if [[ -n "$__nexusmem_start" ]]; then
         builtin printf '%s' "$__nexusmem_cmd" \
-            | __nexusmem_send "$code" "$__nexusmem_start" "${{EPOCHREALTIME:-$SECONDS}}"
+            | __nexusmem_send "$code" "$__nexusmem_start" "${{EPOCHREALTIME:-$SECONDS}}" \
+                "$__nexusmem_cwd"
         __nexusmem_start=
     elif [[ -n "$__nexusmem_armed" || -z "$__nexusmem_ready" ]]; then
         # No DEBUG trap fired since the last prompt: nothing ran, or only a subshell did,
         # like `(make)` (the trap is not inherited there). History tells which. The first
-        # prompt only learns where history stands.
+        # prompt only learns where history stands. A subshell cannot move this shell: $PWD
+        # is where it started.
         local line
         line=$(HISTTIMEFORMAT= builtin history 1)
         if [[ $line =~ ^[[:space:]]*([0-9]+)[*\ ]\ (.*)$ ]]; then
             if [[ -n "$__nexusmem_ready" && ${{BASH_REMATCH[1]}} != "$__nexusmem_histno" ]]; then
                 builtin printf '%s' "${{BASH_REMATCH[2]}}" \
-                    | __nexusmem_send "$code" "" "${{EPOCHREALTIME:-$SECONDS}}"
+                    | __nexusmem_send "$code" "" "${{EPOCHREALTIME:-$SECONDS}}" "$PWD"
             fi
             __nexusmem_histno=${{BASH_REMATCH[1]}}
         fi
@@ -87,7 +92,9 @@ __nexusmem_arm() {{ __nexusmem_armed=1; }}
 
 if [[ -n "${{bash_preexec_imported:-}}${{__bp_imported:-}}" ]]; then
     # bash-preexec owns the DEBUG trap and PROMPT_COMMAND: join its hook arrays instead.
-    __nexusmem_bp_preexec() {{ __nexusmem_cmd=$1; __nexusmem_start=${{EPOCHREALTIME:-$SECONDS}}; }}
+    __nexusmem_bp_preexec() {{
+        __nexusmem_cmd=$1 __nexusmem_cwd=$PWD __nexusmem_start=${{EPOCHREALTIME:-$SECONDS}}
+    }}
     preexec_functions+=(__nexusmem_bp_preexec)
     precmd_functions=(__nexusmem_precmd "${{precmd_functions[@]}}")
 elif [[ -n "$(trap -p DEBUG)" ]]; then
@@ -113,10 +120,11 @@ typeset -g __nexusmem_loaded=1
 zmodload zsh/datetime 2>/dev/null
 typeset -g __nexusmem_py='{python}'
 typeset -g __nexusmem_session="$$-$RANDOM$RANDOM"
-typeset -g __nexusmem_cmd= __nexusmem_start=
+typeset -g __nexusmem_cmd= __nexusmem_start= __nexusmem_cwd=
 
 __nexusmem_preexec() {{
     __nexusmem_cmd=$1  # the line as typed, all of it, with a leading space if it had one
+    __nexusmem_cwd=$PWD  # where it starts: `cd elsewhere && make` ran here
     __nexusmem_start=${{EPOCHREALTIME:-$EPOCHSECONDS}}
 }}
 
@@ -125,7 +133,7 @@ __nexusmem_precmd() {{
     if [[ -n $__nexusmem_start && -x $__nexusmem_py ]]; then
         print -rn -- "$__nexusmem_cmd" | (nice -n 10 "$__nexusmem_py" -S -P '{recorder}' --home '{home}' \
             --shell zsh --exit $code --start $__nexusmem_start --end ${{EPOCHREALTIME:-$EPOCHSECONDS}} \
-            --cwd "$PWD" --session $__nexusmem_session &>/dev/null <&0 &!) 2>/dev/null
+            --cwd "$__nexusmem_cwd" --session $__nexusmem_session &>/dev/null <&0 &!) 2>/dev/null
     fi
     __nexusmem_start=
     return $code
@@ -147,18 +155,22 @@ set -g __nexusmem_loaded 1
 set -g __nexusmem_py '{python}'
 set -g __nexusmem_session $fish_pid-(random)(random)
 set -g __nexusmem_start
+set -g __nexusmem_cwd
 
 # fish has no clock of its own and gives only a duration afterwards: without a start read
 # here, the recorder (its start-up later) would put every command 0.3 s late, or after the
 # next one. A BSD date prints no %N: the recorder then falls back to its own clock.
 function __nexusmem_preexec --on-event fish_preexec
+    set -g __nexusmem_cwd $PWD  # where it starts: `cd elsewhere; and make` ran here
     set -g __nexusmem_start (command date +%s.%N 2>/dev/null)
 end
 
 function __nexusmem_postexec --on-event fish_postexec
     set -l code $status  # first, before anything can change it
     set -l start "$__nexusmem_start"
+    set -l cwd "$__nexusmem_cwd"
     set -g __nexusmem_start
+    test -n "$cwd"; or set cwd $PWD
     test -x $__nexusmem_py; or return 0
     string length -q -- $argv[1]; or return 0
     # sh starts the recorder in the background and exits at once: no fish job, no job notice.
@@ -168,14 +180,14 @@ function __nexusmem_postexec --on-event fish_postexec
     # at p50 on a busy 2-core machine without it, +3 ms with it).
     printf '%s' $argv[1] | /bin/sh -c 'exec 3<&0; nice -n 10 "$0" -S -P "$@" >/dev/null 2>&1 <&3 3<&- &' \
         $__nexusmem_py '{recorder}' --home '{home}' --shell fish --exit $code --start "$start" \
-        --duration (math "$CMD_DURATION / 1000") --cwd $PWD --session $__nexusmem_session 2>/dev/null
+        --duration (math "$CMD_DURATION / 1000") --cwd $cwd --session $__nexusmem_session 2>/dev/null
 end
 """
 
 PWSH = r"""# NexusMem shell hook for PowerShell 7 and Windows PowerShell 5.1, version {version}.
 # Written by `nexusmem hook install`; `nexusmem hook remove` takes it out again. Wraps the
-# existing prompt function and records each command's text (redacted), directory, exit code
-# and duration into $env:NEXUSMEM_HOME/shell-history.jsonl, in the background. Only what .NET
+# existing prompt function and records each command's text (redacted), the directory it started
+# in, exit code and duration into $env:NEXUSMEM_HOME/shell-history.jsonl, in the background. Only what .NET
 # Framework has too: no ProcessStartInfo.ArgumentList, no StandardInputEncoding.
 if (-not $global:__NexusMemLoaded) {{
     $global:__NexusMemLoaded = $true
@@ -183,6 +195,8 @@ if (-not $global:__NexusMemLoaded) {{
     $global:__NexusMemSession = "$PID-$(Get-Random)"
     $global:__NexusMemLastId = -1
     $global:__NexusMemPrompt = $function:prompt
+    # History keeps no directory: each prompt notes where the command typed at it starts.
+    $global:__NexusMemCwd = "$PWD"
     # One argument as the C runtime splits a command line (and .NET does on Linux and macOS):
     # in quotes, backslashes doubled where a quote follows them, the quote itself escaped.
     function global:__NexusMemQuote([string]$s) {{
@@ -200,7 +214,7 @@ if (-not $global:__NexusMemLoaded) {{
                 $start = ([DateTimeOffset]$h.StartExecutionTime).ToUnixTimeMilliseconds() / 1000
                 $end = ([DateTimeOffset]$h.EndExecutionTime).ToUnixTimeMilliseconds() / 1000
                 $argv = @('-S', '-P', '{recorder}', '--home', '{home}', '--shell', 'pwsh', '--exit', "$exit",
-                    '--start', "$start", '--end', "$end", '--cwd', "$PWD",
+                    '--start', "$start", '--end', "$end", '--cwd', $global:__NexusMemCwd,
                     '--session', $global:__NexusMemSession)
                 $psi = [System.Diagnostics.ProcessStartInfo]::new($global:__NexusMemPy)
                 $psi.Arguments = ($argv | ForEach-Object {{ __NexusMemQuote $_ }}) -join ' '
@@ -216,6 +230,7 @@ if (-not $global:__NexusMemLoaded) {{
                 $p.StandardInput.Close()
             }}
         }} catch {{ }}
+        $global:__NexusMemCwd = "$PWD"
         $global:LASTEXITCODE = $code
         & $global:__NexusMemPrompt
     }}

@@ -191,3 +191,43 @@ def test_fish_records_when_the_command_started(tmp_path: Path):
     inside = float((work / "clock").read_text())
     # It lies within what was recorded (the start is kept to the millisecond).
     assert record["start"] - 0.0005 <= inside <= record["start"] + record["duration"]
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_a_command_that_changes_directory_is_recorded_where_it_started(shell: str, tmp_path: Path):
+    """`cd elsewhere && make` was run from here: the directory after it ran would put it, and
+    the memory of what it did, in another project."""
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed (apt-get install {shell})")
+    home, nm, work = tmp_path / "home", tmp_path / "nm", tmp_path / "work"
+    elsewhere = tmp_path / "elsewhere"
+    for folder in (work, elsewhere):
+        folder.mkdir(parents=True)
+    env = {**shell_env(home, nm, shell), "ZDOTDIR": str(home)}
+    rc_name, rc_text = USER_RC[shell]
+    (home / rc_name).parent.mkdir(parents=True, exist_ok=True)
+    (home / rc_name).write_text(rc_text)
+    hooks.install(shell, nm, sys.executable, env)
+    session = PtyShell(ARGV[shell](home), env, work)
+    try:
+        session.run(f"cd {elsewhere} && true")
+        session.run("pwd")
+        got = records(nm / "shell-history.jsonl", 2)
+    finally:
+        session.close()
+    where = {r["cmd"].split()[0]: Path(r["cwd"]).resolve() for r in got}
+    assert where == {"cd": work.resolve(), "pwd": elsewhere.resolve()}
+
+
+def test_powershell_records_the_directory_its_command_started_in():
+    """PowerShell's history keeps no directory: the prompt notes where the next command
+    starts, and records a command with the directory its own prompt noted."""
+    from nexusmem_core.collectors.shell.scripts import render
+
+    body = render("pwsh", "C:\\Python\\python.exe", "C:\\Users\\me\\.nexusmem").split(
+        "function global:prompt {", 1
+    )[1]
+    assert "'--cwd', $global:__NexusMemCwd" in body
+    noted = body.index('$global:__NexusMemCwd = "$PWD"')
+    assert body.index("[System.Diagnostics.Process]::Start($psi)") < noted
+    assert noted < body.index("& $global:__NexusMemPrompt")
