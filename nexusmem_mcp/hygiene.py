@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from nexusmem_core import handlers
 from nexusmem_core.hygiene.forget import ForgetReport
@@ -44,8 +44,10 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         ctx: Context,
         roots: Roots,
         project_root: ProjectRoot = None,
-        min_age_days: Annotated[int, Field(ge=1, le=3650)] = 45,
-        limit: Annotated[int, Field(ge=1, le=500)] = 20,
+        min_age_days: Annotated[
+            int, Field(ge=1, le=3650, description="Only claims older than this (default 45).")
+        ] = 45,
+        limit: Annotated[int, Field(ge=1, le=500, description="How many (default 20).")] = 20,
     ) -> Annotated[CallToolResult, StaleReport]:
         """Claims that may be out of date: doc sections, conversations and summaries older
         than min_age_days that nothing newer confirms, oldest first, each with any "likely
@@ -60,7 +62,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         ctx: Context,
         roots: Roots,
         project_root: ProjectRoot = None,
-        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+        limit: Annotated[int, Field(ge=1, le=500, description="How many (default 50).")] = 50,
     ) -> Annotated[CallToolResult, OpenSuggestions]:
         """Open "likely superseded by" suggestions: an older node, and the newer node a local
         model judged to contradict it. Nobody has acted on them yet; use mark_stale to accept
@@ -119,15 +121,21 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
             str, Field(description="The exact text to forget (or a pattern with regex).")
         ],
         confirm: Annotated[
-            bool,
+            StrictBool,
             Field(
                 description="false (default): only report what would be removed. true: "
                 "delete it for good and never ingest it again."
             ),
         ] = False,
-        regex: bool = False,
-        ignore_case: bool = False,
-        reason: str | None = None,
+        regex: Annotated[
+            StrictBool, Field(description="true: value is a regular expression (Python's).")
+        ] = False,
+        ignore_case: Annotated[
+            StrictBool, Field(description="true: match value whatever its letter case.")
+        ] = False,
+        reason: Annotated[
+            str | None, Field(description="Why it is forgotten, kept in the deny list.")
+        ] = None,
         project_root: ProjectRoot = None,
     ) -> Annotated[CallToolResult, ForgetReport]:
         """Forget every remembered node that contains value (a secret, a name): removed with

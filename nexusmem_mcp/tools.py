@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from mcp.server.mcpserver import AcceptedElicitation, Context, ListRoots, MCPServer, Resolve
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, WithJsonSchema
+from pydantic import BaseModel, Field, StrictBool, WithJsonSchema
 
 from nexusmem_core import handlers
 from nexusmem_core.engine import Engine
@@ -127,10 +127,11 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
             int | None, Field(ge=50, le=200_000, description="Token budget (default 2000).")
         ] = None,
         all_projects: Annotated[
-            bool, Field(description="Search every repository NexusMem knows, not just this one.")
+            StrictBool,
+            Field(description="Search every repository NexusMem knows, not just this one."),
         ] = False,
         vector: Annotated[
-            bool,
+            StrictBool,
             Field(
                 description="Also search by meaning with the local embedding model, when one "
                 "is set up. false: keywords (BM25) only."
@@ -180,23 +181,23 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         roots: Roots,
         project_root: ProjectRoot = None,
         rebuild: Annotated[
-            bool, Field(description="Drop this project's memory and ingest everything again.")
+            StrictBool, Field(description="Drop this project's memory and ingest everything again.")
         ] = False,
         link_failures: Annotated[
-            bool,
+            StrictBool,
             Field(
                 description="Link each failed command to the later run or discussion that fixed it."
             ),
         ] = False,
         conversation: Annotated[
-            bool,
+            StrictBool,
             Field(
                 description="This run only: also read assistant transcripts (Claude Code, Codex "
                 "CLI), redacted. Off by default; sources.conversation.enabled turns it on for good."
             ),
         ] = False,
         github: Annotated[
-            bool,
+            StrictBool,
             Field(
                 description="This run only: also read issues and pull requests through the gh "
                 "CLI (needs the network). Off by default; sources.github.enabled turns it on."

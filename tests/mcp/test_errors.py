@@ -135,3 +135,43 @@ async def test_a_database_to_rebuild_says_to_call_sync_project(server, repo: Rep
         damaged = one_line(await client.call_tool("get_status", {"project_root": str(repo.path)}))
     assert "move the file aside and call sync_project to build memory anew" in damaged
     assert "move the file aside and run `nexusmem sync`" in run_cli("status", *at).stderr
+
+
+@pytest.mark.parametrize(
+    ("tool", "name", "value"),
+    [
+        ("forget_memory", "confirm", "true"),
+        ("forget_memory", "confirm", "t"),
+        ("forget_memory", "confirm", 1),
+        ("forget_memory", "regex", "yes"),
+        ("forget_memory", "ignore_case", "false"),
+        ("sync_project", "rebuild", "yes"),
+        ("sync_project", "rebuild", "true"),
+        ("search_memory", "all_projects", "true"),
+    ],
+)
+async def test_a_boolean_given_as_a_string_or_number_is_refused_and_nothing_is_done(
+    server, repo: Repo, tool: str, name: str, value: object
+):
+    least = {"forget_memory": {"value": "S3 timed out"}, "search_memory": {"query": "retry"}}
+    arguments = {"project_root": str(repo.path), **least.get(tool, {}), name: value}
+    async with Client(server) as client:
+        await client.call_tool("sync_project", {"project_root": str(repo.path)})
+        result = await client.call_tool(tool, arguments)
+        after = await client.call_tool(
+            "search_memory", {"query": "S3 timed out", "project_root": str(repo.path)}
+        )
+    assert one_line(result) == f"Error executing tool {tool}: {name}: must be true or false"
+    assert "S3 timed out" in after.content[0].text  # nothing was forgotten
+
+
+async def test_every_tool_parameter_is_described(server):
+    async with Client(server) as client:
+        tools = (await client.list_tools()).tools
+    undescribed = [
+        f"{tool.name}.{name}"
+        for tool in tools
+        for name, schema in tool.input_schema["properties"].items()
+        if not schema.get("description")
+    ]
+    assert undescribed == []
