@@ -16,7 +16,7 @@ from nexusmem_core.hygiene.review import MarkStaleResult, ReviewResult
 from nexusmem_core.hygiene.stale import OpenSuggestions, StaleReport
 from nexusmem_core.textguard import one_line
 
-from .tools import READ_ONLY, WRITES, ProjectRoot, Roots, _engine, _text
+from .tools import READ_ONLY, WRITES, ProjectRoot, Roots, _engine, _text, tool
 
 if TYPE_CHECKING:
     from nexusmem_core.config import Settings
@@ -39,7 +39,7 @@ def _stale_text(report: Any) -> str:
 def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
     """Add the trust and hygiene tools to ``server``."""
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(server, "Stale claims", READ_ONLY)
     async def list_stale(
         ctx: Context,
         roots: Roots,
@@ -57,7 +57,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         report = await handlers.stale(engine, min_age_days, limit)
         return _text(_stale_text(report), report.to_dict())
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(server, "Likely contradictions", READ_ONLY)
     async def list_contradictions(
         ctx: Context,
         roots: Roots,
@@ -77,7 +77,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         ]
         return _text("\n".join(lines) or "no open suggestions", found.to_dict())
 
-    @server.tool(annotations=WRITES)
+    @tool(server, "Mark superseded", WRITES)
     async def mark_stale(
         ctx: Context,
         roots: Roots,
@@ -93,7 +93,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         text = f"{one_line(done.new_title)} {verb} {one_line(done.old_title)}"
         return _text(text, done.to_dict())
 
-    @server.tool(annotations=WRITES)
+    @tool(server, "Review a node", WRITES)
     async def review_memory(
         ctx: Context,
         roots: Roots,
@@ -113,7 +113,7 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         done = await handlers.review(engine, node_id, trust, note)
         return _text(f"{one_line(done.title)}: {done.previous} -> {done.trust}", done.to_dict())
 
-    @server.tool(annotations=DESTRUCTIVE)
+    @tool(server, "Forget a value", DESTRUCTIVE)
     async def forget_memory(
         ctx: Context,
         roots: Roots,

@@ -15,7 +15,7 @@ from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, InputRequiredResult, NotificationParams
+from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult, NotificationParams
 from pydantic import ValidationError
 
 from nexusmem_core.config import settings_from_env
@@ -51,6 +51,8 @@ class NexusMemServer(MCPServer[AppContext]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[AppContext, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        if self._tool_manager.get_tool(name) is None:  # the protocol's code, not a tool result
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}", {"name": name})
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as err:
@@ -96,6 +98,10 @@ def build_server(settings: Settings, *, roots_timeout: float = ROOTS_TIMEOUT) ->
     tools.register(server, settings)
     register_hygiene(server, settings)
     register_resources(server)
+    # No prompts: unregistered, prompts/list and prompts/get are "method not found" (-32601)
+    # and the capability is not declared.
+    for method in ("prompts/list", "prompts/get"):
+        server._lowlevel_server._request_handlers.pop(method, None)
     # Registered here rather than in the constructor, which warns that roots are deprecated
     # in 2026-07-28: clients of the protocol versions before it still send this notification.
     server._lowlevel_server.add_notification_handler(

@@ -5,7 +5,8 @@ tool are worded once, by the server (``server.NexusMemServer``)."""
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 from mcp.server.mcpserver import AcceptedElicitation, Context, ListRoots, MCPServer, Resolve
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
@@ -32,6 +33,9 @@ READ_ONLY = ToolAnnotations(
 WRITES = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
+# sync_project's github argument (or the repository's sources.github) reads GitHub through gh.
+SYNCS = WRITES.model_copy(update={"open_world_hint": True})
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 ProjectRoot = Annotated[
     str | None,
@@ -90,6 +94,16 @@ def flowing(doc: str | None) -> str:
     return "\n\n".join(" ".join(p.split()) for p in paragraphs)
 
 
+def tool(server: MCPServer[Any], title: str, annotations: ToolAnnotations) -> Callable[[_F], _F]:
+    """``server.tool`` with a title, and the docstring as a description (``flowing``)."""
+
+    def add(fn: _F) -> _F:
+        described = flowing(fn.__doc__)
+        return server.tool(title=title, description=described, annotations=annotations)(fn)
+
+    return add
+
+
 def _text(text: str, structured: dict[str, Any]) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content=structured
@@ -110,7 +124,7 @@ async def _engine(
 def register(server: MCPServer[Any], settings: Settings) -> None:
     """Add NexusMem's tools to ``server`` (the resources: ``resources``)."""
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(server, "Search memory", READ_ONLY)
     async def search_memory(
         query: Annotated[
             str,
@@ -175,7 +189,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
             response = await handlers.search(engine, query, budget, vector, as_of, author=author)
         return _text(render_search(response), response.to_dict())
 
-    @server.tool(annotations=WRITES)
+    @tool(server, "Sync memory", SYNCS)
     async def sync_project(
         ctx: Context,
         roots: Roots,
@@ -222,7 +236,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         )
         return _text(text, report.to_dict())
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(server, "Memory status", READ_ONLY)
     async def get_status(
         ctx: Context, roots: Roots, project_root: ProjectRoot = None
     ) -> Annotated[CallToolResult, Status]:
@@ -232,7 +246,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         status = await handlers.status(engine)
         return _text(status_text(status, MCP_COMMANDS), status.to_dict())
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(server, "Recent memory", READ_ONLY)
     async def list_recent_memory(
         ctx: Context,
         roots: Roots,

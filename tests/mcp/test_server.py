@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from jsonschema.validators import validator_for
 from mcp import Client
-from mcp_types import ListRootsResult, Root
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, ListRootsResult, Root
 
 from nexusmem_core.config import Settings
 from nexusmem_mcp.server import build_server
@@ -394,3 +395,26 @@ async def test_the_sdks_wrapper_of_a_resolved_argument_is_built_once(server, rep
         gc.collect()
         assert not (await client.call_tool("search_memory", {"query": "retry", **root})).is_error
         assert id(AcceptedElicitation[Any]) == first
+
+
+async def test_every_tool_has_a_title_a_flowing_description_and_honest_hints(server):
+    async with Client(server, mode="legacy") as client:
+        tools = (await client.list_tools()).tools
+        capabilities = client.server_capabilities
+    for tool in tools:
+        assert tool.title and tool.title[0].isupper(), tool.name
+        assert tool.description and "\n " not in tool.description, tool.name
+    sync = next(tool for tool in tools if tool.name == "sync_project")
+    assert sync.annotations.open_world_hint is True  # its github argument reads GitHub
+    assert capabilities.prompts is None  # no prompts, none declared
+
+
+async def test_an_unknown_tool_or_prompt_is_a_protocol_error_with_its_code(server):
+    async with Client(server, mode="legacy") as client:
+        with pytest.raises(MCPError) as tool:
+            await client.call_tool("no_such_tool", {})
+        with pytest.raises(MCPError) as prompt:
+            await client.get_prompt("anything")
+    assert tool.value.error.code == INVALID_PARAMS
+    assert tool.value.error.message == "Unknown tool: no_such_tool"
+    assert prompt.value.error.code == METHOD_NOT_FOUND
