@@ -20,6 +20,7 @@ __all__ = [
     "QUERY_HEADER",
     "Commands",
     "format_date",
+    "handle",
     "render_entry",
     "render_explained",
     "render_search",
@@ -54,13 +55,13 @@ def format_date(ts: int | None) -> str:
 
 
 def render_entry(r: SearchResult, tag_project: bool) -> str:
-    """One result as the model reads it: a dated, tagged header and an indented excerpt.
+    """One result as the model reads it: a dated, named, tagged header and an indented excerpt.
 
     The frame: a result begins with the one line this function writes at the margin, ``- DATE
-    [tags] title``; what was stored (the title and the excerpt) never begins a line there. The
-    excerpt's lines are indented, a line of it shaped like a header is escaped with ``\\``, a
-    tag-like ``<`` is written ``&lt;`` and control characters are dropped (textguard.py). The
-    structured result keeps the stored text as it is."""
+    ID [commit SHA] [tags] title``; what was stored (the title and the excerpt) never begins a
+    line there. The excerpt's lines are indented, a line of it shaped like a header is escaped
+    with ``\\``, a tag-like ``<`` is written ``&lt;`` and control characters are dropped
+    (textguard.py). The structured result keeps the stored text as it is."""
     tags = [f"[{r.provenance}]"] + ([f"[{r.capture}]"] if r.capture else [])
     if r.trust in ("verified", "rejected"):
         tags.append(f"[{r.trust}]")
@@ -69,11 +70,24 @@ def render_entry(r: SearchResult, tag_project: bool) -> str:
     if tag_project:
         tags.append(f"[{one_line(r.project)}]")
     title = _HEADER_TAGS.sub(r"\\[", one_line(r.title))
-    lines = [f"- {r.date} {' '.join(tags)} {title}{_LINKED.get(r.link or '', '')}"]
+    lines = [f"- {r.date} {handle(r)} {' '.join(tags)} {title}{_LINKED.get(r.link or '', '')}"]
     if r.copies:
         lines.append(f"  (the same text is in {', '.join(one_line(c) for c in r.copies)})")
     lines += ["  " + line for line in body_lines(r.summary) if r.summary]
     return "\n".join(lines)
+
+
+SHORT_ID = 12  # characters of a node id, as every output shows it and the tools accept
+SHORT_SHA = 7  # of a commit's sha, as git shows it
+
+
+def handle(r: SearchResult) -> str:
+    """What a result is called: its short node id (which ``review``, ``node`` and the tools
+    take), and for a commit or one of its file diffs the commit's short sha. Written before
+    the tags and the title, so no stored text can stand in for it."""
+    if r.kind in ("git_commit", "git_diff") and r.ref:
+        return f"{r.id[:SHORT_ID]} commit {r.ref.partition(':')[0][:SHORT_SHA]}"
+    return r.id[:SHORT_ID]
 
 
 def render_search(response: SearchResponse) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -36,7 +37,11 @@ def test_sync_then_query_answers_from_history(repo: Repo, home: Path):
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == "Relevant history for: why was the retry budget raised"
-    assert lines[2].startswith("- 2026-01-03 [observed] [backfilled] fix: raise the retry budget")
+    assert re.match(
+        r"- 2026-01-03 [0-9a-f]{12} commit [0-9a-f]{7} \[observed\] \[backfilled\] fix: raise the "
+        "retry budget",
+        lines[2],
+    ), lines[2]
     assert lines[3].startswith("  S3 timed out under load")
 
 
@@ -274,8 +279,10 @@ def test_a_long_query_is_echoed_within_the_budget(repo: Repo, home: Path):
     )
     assert data["query"].endswith("...") and len(data["query"]) < 400
     header = f"Relevant history for: {data['query']}\n\n"
-    assert data["tokens_used"] == sum(r["tokens"] for r in data["results"]) + estimate_tokens(
-        header
+    note = estimate_tokens(f"\nnote: {data['cut']}")  # the line saying how it was cut
+    assert (
+        data["tokens_used"]
+        == sum(r["tokens"] for r in data["results"]) + estimate_tokens(header) + note
     )
     assert data["tokens_used"] <= 100 and data["results"]
     every = json.loads(run_cli("query", text, "--json", "--budget", "100", "--all-projects").stdout)

@@ -54,3 +54,18 @@ def test_version_bare_command_and_a_subcommands_unknown_flag():
     assert unknown.returncode == 2
     assert unknown.stderr.startswith("usage: nexusmem query "), unknown.stderr
     assert unknown.stderr.rstrip().endswith("error: unrecognized arguments: --bogus")
+
+
+def test_each_result_names_its_node_and_commit_as_the_json_does(repo: Repo):
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    assert run_cli("sync", "-q", "--no-embed", "-C", str(repo.path)).returncode == 0
+    asked = ("query", "retry budget", "--no-vector", "-C", str(repo.path))
+    text = run_cli(*asked).stdout
+    results = json.loads(run_cli(*asked, "--json").stdout)["results"]
+    headers = [line for line in text.splitlines() if line.startswith("- ")]
+    assert len(headers) == len(results) > 1
+    for header, result in zip(headers, results, strict=True):
+        named = f"- {result['date']} {result['id'][:12]} "
+        if result["kind"] in ("git_commit", "git_diff"):
+            named += f"commit {result['ref'][:7]} "
+        assert header.startswith(named), (header, result)

@@ -78,9 +78,10 @@ async def _searched(
     from ..retrieval.search import search as run_search
 
     text, cut = bound_question(query)
-    response = await run_search(engine, text, budget, vector, as_of, now, author, tracer)
-    response.cut = cut
-    return response
+    whole = budget or engine.config.retrieval.budget
+    room = _room(whole, cut)
+    response = await run_search(engine, text, room, vector, as_of, now, author, tracer)
+    return _noted(response, whole, cut)
 
 
 async def search_all(
@@ -102,10 +103,31 @@ async def search_all(
     from ..retrieval.search import search_all as run_search_all
 
     text, cut = bound_question(query)
+    whole = budget or 2000
     response = await run_search_all(
-        settings, text, budget, vector, as_of, now, within, author, opener
+        settings, text, _room(whole, cut), vector, as_of, now, within, author, opener
     )
+    return _noted(response, whole, cut)
+
+
+def _note_tokens(cut: str | None) -> int:
+    """What the text's line saying how the question was cut costs (render.py writes it)."""
+    from ..retrieval.pack import estimate_tokens
+
+    return estimate_tokens(f"\nnote: {cut}") if cut else 0
+
+
+def _room(budget: int, cut: str | None) -> int:
+    """The budget left for the results once the cut note is paid for; a budget out of range
+    is passed on as it is, for the search to refuse in its own words."""
+    note = _note_tokens(cut)
+    return budget - note if 50 + note <= budget <= 200_000 else budget
+
+
+def _noted(response: SearchResponse, budget: int, cut: str | None) -> SearchResponse:
     response.cut = cut
+    response.budget = budget
+    response.tokens_used += _note_tokens(cut)
     return response
 
 

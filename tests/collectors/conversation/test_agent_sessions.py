@@ -65,7 +65,7 @@ async def test_a_failure_from_a_past_session_is_backfilled_and_shows_its_fix(
     await handlers.sync(engine, embed=False, conversation=True)
     found = await handlers.search(engine, "why did npm run build fail", vector=False)
     text = render_search(found)
-    assert "- 2026-02-04 [observed] [backfilled] opencode: npm run build  (exit 2)\n" in text
+    assert " [observed] [backfilled] opencode: npm run build  (exit 2)\n" in text
     assert "error TS2307: Cannot find module './retry'" in text
     fix = "opencode: npm run build  (exit 0)  -- linked as the fix (the same command passed)"
     assert fix in text
