@@ -37,7 +37,7 @@ from .redact import redact
 from .registry import register_project
 from .store import wordtops
 from .store.db import DB_ERRORS, Database
-from .store.fts import DeferredIndex, compact, deferred_index
+from .store.fts import DeferredIndex, compact, deferred_index, delete_every_node
 from .store.nodes import (
     delete_nodes,
     get_cursor,
@@ -410,11 +410,14 @@ _REBUILT = f"project_id = ? and kind != 'session_summary' and source not in ({_S
 async def _drop_project(db: Database, pid: str, config: ProjectConfig) -> dict[str, int]:
     """Everything a rebuild re-ingests. Return the opt-in sources' nodes kept, by source
     (``conversation``, ``github``)."""
-    await db.execute(
-        f"delete from node_files where node_seq in (select seq from nodes where {_REBUILT})",
-        (pid,),
-    )
-    await db.execute(f"delete from nodes where {_REBUILT}", (pid,))
+    if await db.fetchone(f"select 1 from nodes where not ({_REBUILT}) limit 1", (pid,)):
+        await db.execute(
+            f"delete from node_files where node_seq in (select seq from nodes where {_REBUILT})",
+            (pid,),
+        )
+        await db.execute(f"delete from nodes where {_REBUILT}", (pid,))
+    else:  # nothing is kept (the usual case): the word index is emptied at once
+        await delete_every_node(db)
     sources = config.sources
     transcripts = (
         []

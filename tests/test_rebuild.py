@@ -6,8 +6,10 @@ from typing import Any
 
 from nexusmem_core import handlers, walker
 from nexusmem_core.engine import Engine
+from nexusmem_core.models import Node
+from nexusmem_core.store.nodes import upsert_nodes
 
-from .conftest import Repo, run_cli
+from .conftest import BASE_TS, Repo, run_cli
 from .test_walker import long_history
 
 STEPS = 1000  # SQLite virtual-machine instructions between two calls of the counter
@@ -41,6 +43,32 @@ async def test_a_rebuild_does_the_database_work_of_a_first_sync(engine: Engine, 
     # record times came back made it 15x here, and more the longer the history.
     assert rebuilt < 2.5 * first, (first, rebuilt)
     assert await engine.db.fetchone("select count(*) from nodes") > (1500,)
+    # Emptied at once, not row by row: the word indexes still hold exactly the rows there are.
+    for table in ("nodes_fts", "nodes_cjk"):
+        await engine.db.execute(f"insert into {table}({table}) values ('integrity-check')")
+
+
+async def test_a_rebuild_that_keeps_session_summaries_keeps_them_searchable(
+    engine: Engine, repo: Repo
+):
+    await handlers.sync(engine, embed=False)
+    summary = Node(
+        project_id=engine.project_id,
+        kind="session_summary",
+        source="session",
+        ref="session-1",
+        title="Session: the quokka migration",
+        body="We moved the quokka tables.",
+        ts=BASE_TS,
+        signal=0.6,
+        provenance="derived",
+    )
+    await upsert_nodes(engine.db, [summary])
+    await handlers.sync(engine, embed=False, rebuild=True)
+    for table in ("nodes_fts", "nodes_cjk"):
+        await engine.db.execute(f"insert into {table}({table}) values ('integrity-check')")
+    found = await handlers.search(engine, "quokka")
+    assert [r.kind for r in found.results] == ["session_summary"]
 
 
 def test_a_rebuild_starts_its_walk_before_the_imports_as_a_first_sync_does(repo: Repo):

@@ -477,7 +477,7 @@ async def walk_commits(
     since: str | None = None,
     passed_over: Callable[[bytes], object] | None = None,
     paths: Sequence[str] = (),
-) -> AsyncIterator[Commit]:
+) -> AsyncGenerator[Commit, None]:
     """Stream the commits in ``rev_range`` (newest first) with the paths each one changed; a
     record that does not parse (a corrupt or hand-made commit object) goes to ``passed_over``.
     With ``paths``, only the commits that changed one of them, and only those paths: each is
