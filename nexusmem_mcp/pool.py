@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from nexusmem_core.pool import EnginePool
 
+from .notify import LogLevels
 from .roots import ClientRoots
 
 if TYPE_CHECKING:
@@ -24,3 +25,4 @@ class AppContext:
     settings: Settings
     pool: EnginePool
     roots: ClientRoots = field(default_factory=ClientRoots)
+    log_levels: LogLevels = field(default_factory=LogLevels)

@@ -38,7 +38,14 @@ from nexusmem_core.errors import NotAGitRepositoryError
 from nexusmem_core.logging import get_logger
 from nexusmem_core.paths import check_path
 
-__all__ = ["ROOTS_TIMEOUT", "ClientRoots", "inside_roots", "project_path", "resource_path"]
+__all__ = [
+    "ROOTS_TIMEOUT",
+    "ClientRoots",
+    "connection_of",
+    "inside_roots",
+    "project_path",
+    "resource_path",
+]
 
 log = get_logger("mcp_roots")
 
@@ -65,7 +72,7 @@ class ClientRoots:
             return ListRoots()
         if not ctx.session.can_send_request:
             return _NONE
-        connection = _connection(ctx.session)
+        connection = connection_of(ctx.session)
         known = self._known.get(connection)
         if known is None:
             known = self._known[connection] = await self._ask(ctx, connection)
@@ -73,7 +80,7 @@ class ClientRoots:
 
     def changed(self, session: Any) -> None:
         """The client said its roots changed: the next call asks again."""
-        self._known.pop(_connection(session), None)
+        self._known.pop(connection_of(session), None)
 
     async def _ask(self, ctx: Context, connection: Any) -> ListRootsResult:
         try:
@@ -94,7 +101,7 @@ class ClientRoots:
             return _NONE
 
 
-def _connection(session: Any) -> Any:
+def connection_of(session: Any) -> Any:
     # The SDK's per-request session proxy names its connection only privately; without one
     # (a direct call) the session itself stands for it.
     return getattr(session, "_connection", session)

@@ -15,7 +15,13 @@ from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult, NotificationParams
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    InputRequiredResult,
+    NotificationParams,
+    SetLevelRequestParams,
+)
 from pydantic import ValidationError
 
 from nexusmem_core.config import settings_from_env
@@ -23,6 +29,7 @@ from nexusmem_core.errors import NexusMemError
 from nexusmem_core.logging import configure_logging
 
 from .errors import refused, said
+from .notify import LogLevels
 from .pool import AppContext, EnginePool
 from .resources import RESOURCE_NOT_FOUND, reading
 from .roots import ROOTS_TIMEOUT, ClientRoots
@@ -90,8 +97,10 @@ def build_server(settings: Settings, *, roots_timeout: float = ROOTS_TIMEOUT) ->
     async def lifespan(_: MCPServer[AppContext]) -> AsyncIterator[AppContext]:
         async with AsyncExitStack() as stack:
             pool = EnginePool(settings, stack)
-            yield AppContext(settings=settings, pool=pool, roots=ClientRoots(roots_timeout))
+            roots = ClientRoots(roots_timeout)
+            yield AppContext(settings=settings, pool=pool, roots=roots, log_levels=log_levels)
 
+    log_levels = LogLevels()
     server = NexusMemServer(
         "nexusmem", instructions=INSTRUCTIONS, lifespan=lifespan, version=_version()
     )
@@ -106,6 +115,11 @@ def build_server(settings: Settings, *, roots_timeout: float = ROOTS_TIMEOUT) ->
     # in 2026-07-28: clients of the protocol versions before it still send this notification.
     server._lowlevel_server.add_notification_handler(
         "notifications/roots/list_changed", NotificationParams, _roots_changed
+    )
+    # Declares the logging capability: warnings reach the client as notifications/message
+    # (notify.py). Added here, as the roots notification is: the constructor's way warns.
+    server._lowlevel_server.add_request_handler(
+        "logging/setLevel", SetLevelRequestParams, log_levels.set_level
     )
     return server
 

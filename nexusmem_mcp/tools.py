@@ -18,6 +18,7 @@ from nexusmem_core.models import NODE_KINDS, SearchResponse, Status, SyncReport
 from nexusmem_core.render import MCP_COMMANDS, render_search, status_text
 from nexusmem_core.textguard import one_line
 
+from .notify import sync_progress, sync_warnings, warn
 from .roots import inside_roots, project_path
 
 if TYPE_CHECKING:
@@ -219,15 +220,21 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         ] = False,
     ) -> Annotated[CallToolResult, SyncReport]:
         """Bring the repository's memory up to date with its history and docs (only what is
-        new since the last sync). Sets NexusMem up in the repository if it is not yet."""
+        new since the last sync). Sets NexusMem up in the repository if it is not yet. Sends
+        progress (commits walked, then the other stages) when the request asks for it, and
+        what went wrong on the way (Ollama gone, a source skipped) as warnings."""
         engine = await _engine(ctx, roots, project_root, create=True)
-        report = await handlers.sync(
-            engine,
-            rebuild=rebuild,
-            link_failures=link_failures,
-            conversation=conversation,
-            github=github,
-        )
+        async with sync_progress(ctx) as progress:
+            report = await handlers.sync(
+                engine,
+                rebuild=rebuild,
+                link_failures=link_failures,
+                conversation=conversation,
+                github=github,
+                progress=progress,
+            )
+        for warning in sync_warnings(report):
+            await warn(ctx, _app(ctx).log_levels, warning)
         text = (
             f"synced {report.project} in {report.seconds:.2f}s: {report.commits} commit(s), "
             f"{report.diffs} file diff(s), {report.docs_sections} doc section(s), "
