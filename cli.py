@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -191,16 +192,9 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(report.to_dict())
     elif not args.quiet:
-        walk = "full walk" if report.full_walk else "incremental"
-        print(
-            f"synced {report.project} in {report.seconds:.2f}s ({walk}"
-            f"{', rebuilt' if report.rebuilt else ''}): {report.commits} commit(s), "
-            f"{report.diffs} file diff(s), {report.docs_sections} doc section(s), "
-            f"{report.shell} shell command(s), {report.agent} agent command(s)"
-            f"{_turns(report, conversation)} written, "
-            f"{report.removed} removed, "
-            f"{report.embedded} embedded"
-        )
+        from nexusmem_core.render import sync_text
+
+        _coloured(sync_text(report, conversation))
     if report.flagged and not args.quiet and not args.json:
         print(f"flagged: {report.flagged} stale node(s) likely superseded: see `nexusmem stale`")
     if report.denied and not args.quiet and not args.json:
@@ -215,6 +209,11 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
             f"pruned: {report.unreachable_pruned} node(s) of commits no ref has reached for "
             f"{engine.config.sources.git.prune_unreachable_days} day(s) (after a rebase)"
         )
+    if report.unreachable_waiting and not args.quiet and not args.json:
+        from nexusmem_core.render import waiting_text
+
+        days = engine.config.sources.git.prune_unreachable_days
+        print(f"rewritten: {waiting_text(report.unreachable_waiting, days)}")
     if conversation and not args.quiet and not args.json:
         print(
             f"conversation: {report.conversation_files} changed transcript(s) read, "
@@ -238,9 +237,22 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def _turns(report: Any, ran: bool) -> str:
-    """The sync line's count of conversation turns, when that opt-in source ran."""
-    return f", {report.conversation} conversation turn(s)" if ran else ""
+_GREEN, _BOLD, _PLAIN = "\x1b[32m", "\x1b[1m", "\x1b[0m"
+
+
+def _coloured(line: str) -> None:
+    """The sync line; on a terminal its verb green and its counts bold, unless ``NO_COLOR`` is
+    set (no-color.org) or stdout is a pipe or a file."""
+    from nexusmem_core.textguard import terminal
+
+    raw = getattr(sys.stdout, "_stream", sys.stdout)  # past the guard: it drops escapes
+    if os.environ.get("NO_COLOR") or not raw.isatty():
+        print(line)
+        return
+    verb, _, rest = terminal(line).partition(" ")  # stored text made safe before colour
+    head, _, counts = rest.rpartition(": ")
+    counts = re.sub(r"\d[\d,]*", lambda m: f"{_BOLD}{m.group()}{_PLAIN}", counts)
+    raw.write(f"{_GREEN}{verb}{_PLAIN} {head}: {counts}\n")
 
 
 def _github_lines(report: Any, args: argparse.Namespace) -> None:

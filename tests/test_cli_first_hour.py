@@ -69,3 +69,62 @@ def test_each_result_names_its_node_and_commit_as_the_json_does(repo: Repo):
         if result["kind"] in ("git_commit", "git_diff"):
             named += f"commit {result['ref'][:7]} "
         assert header.startswith(named), (header, result)
+
+
+def _on_a_terminal(*args: str, env: dict[str, str]) -> str:
+    """``nexusmem ARGS`` with its stdout on a pseudo-terminal, as a person sees it."""
+    import os
+    import pty
+    import subprocess
+
+    from .conftest import NEXUSMEM
+
+    leader, follower = pty.openpty()
+    with subprocess.Popen(
+        [NEXUSMEM, *args], stdout=follower, stderr=subprocess.PIPE, env={**os.environ, **env}
+    ) as process:
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # EIO: the process closed its end
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        process.wait(timeout=120)
+    os.close(leader)
+    return b"".join(chunks).decode()
+
+
+def test_the_sync_line_says_what_changed_in_words_and_colours_only_a_terminal(repo: Repo):
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    first = run_cli("sync", "--no-embed", "-C", str(repo.path))
+    assert first.returncode == 0, first.stderr
+    line = first.stdout.splitlines()[0]
+    assert re.fullmatch(
+        r"synced project in \d+\.\d\ds \(the whole history read\): 4 commits, 5 file diffs, "
+        r"\d+ doc sections written",
+        line,
+    ), line
+    assert "(s)" not in first.stdout and "\x1b" not in first.stdout  # piped: no colour
+    again = run_cli("sync", "--no-embed", "-C", str(repo.path)).stdout.splitlines()[0]
+    assert re.fullmatch(r"synced project in \d+\.\d\ds: nothing new", again), again
+    repo.commit("fix: one more", {"a.txt": "a\n"})
+    shown = _on_a_terminal("sync", "--no-embed", "-C", str(repo.path), env={})
+    assert "\x1b[32msynced\x1b[0m project in " in shown, repr(shown)
+    assert "\x1b[1m1\x1b[0m commit, \x1b[1m1\x1b[0m file diff written" in shown, repr(shown)
+    repo.commit("fix: and another", {"b.txt": "b\n"})
+    plain = _on_a_terminal("sync", "--no-embed", "-C", str(repo.path), env={"NO_COLOR": "1"})
+    assert "\x1b" not in plain and "1 commit, 1 file diff written" in plain, repr(plain)
+
+
+def test_after_a_rebase_the_sync_line_says_old_commits_wait_to_be_pruned(repo: Repo):
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    assert run_cli("sync", "-q", "--no-embed", "-C", str(repo.path)).returncode == 0
+    repo.git("commit", "-q", "--amend", "-m", "docs: explain the architecture, reworded")
+    out = run_cli("sync", "--no-embed", "-C", str(repo.path))
+    assert out.returncode == 0, out.stderr
+    assert "rewritten: 1 commit a rewrite (a rebase) left behind still show" in out.stdout
+    assert "`nexusmem sync --prune-unreachable --yes`" in out.stdout

@@ -36,7 +36,7 @@ def test_a_second_auto_sync_while_one_runs_says_so_in_one_line(synced: Repo):
         quiet = run_cli("sync", "--auto", "--quiet", "-C", str(synced.path))
         assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
     after = run_cli("sync", "--auto", "-C", str(synced.path))
-    assert after.returncode == 0 and "1 commit(s)" in after.stdout
+    assert after.returncode == 0 and ": 1 commit" in after.stdout
     assert not lock_file(synced).exists()
 
 
@@ -44,7 +44,7 @@ def test_a_plain_sync_does_not_look_at_the_lock(synced: Repo):
     synced.commit("feat: something new", {"new.py": "x = 1\n"})
     with acquire(lock_file(synced)):
         out = run_cli("sync", "-C", str(synced.path))
-    assert out.returncode == 0 and "1 commit(s)" in out.stdout
+    assert out.returncode == 0 and ": 1 commit" in out.stdout
 
 
 def test_the_lock_of_a_process_that_died_is_taken_over(synced: Repo):
@@ -56,7 +56,7 @@ def test_the_lock_of_a_process_that_died_is_taken_over(synced: Repo):
     assert lock_file(synced).exists()
     synced.commit("feat: something new", {"new.py": "x = 1\n"})
     out = run_cli("sync", "--auto", "-C", str(synced.path))
-    assert out.returncode == 0 and "1 commit(s)" in out.stdout
+    assert out.returncode == 0 and ": 1 commit" in out.stdout
     assert not lock_file(synced).exists()
 
 

@@ -231,7 +231,7 @@ async def test_a_failure_discussed_in_a_transcript_is_linked_to_it(
     await handlers.sync(engine, embed=False)
     out = run_cli("sync", "--no-embed", "--conversation", "--link-failures", "-C", str(repo.path))
     assert out.returncode == 0, out.stderr
-    assert "1 conversation turn(s) written" in out.stdout
+    assert "1 conversation turn written" in out.stdout
     assert "conversation: 1 changed transcript(s) read, 0 broken" in out.stdout
     found = await handlers.search(engine, "alembic upgrade head failed", vector=False)
     linked = "alembic upgrade head just failed, why?  -- linked as the fix (discussed here)"
