@@ -385,9 +385,7 @@ async def cmd_stale(settings: Settings, args: argparse.Namespace) -> int:
         for line in report.lines():
             print(line)
         print(
-            f"{len(report.candidates)} non-observed node(s) older than {report.min_age_days} "
-            "days with nothing confirming them (nothing was changed)",
-            file=sys.stderr,
+            _stale_count(len(report.candidates), args.limit, report.min_age_days), file=sys.stderr
         )
     if check and report.contradictions != "ok":
         print(f"contradictions: {report.contradictions}", file=sys.stderr)  # the one line
@@ -395,6 +393,14 @@ async def cmd_stale(settings: Settings, args: argparse.Namespace) -> int:
         done = f"{report.judged} pair(s) judged, {report.cached} from the cache"
         print(f"contradictions: {done}", file=sys.stderr)
     return 0
+
+
+def _stale_count(shown: int, limit: int, days: int) -> str:
+    """How many stale nodes were listed: at the limit, the ones shown are only the oldest."""
+    what = f"non-observed node(s) older than {days} days with nothing confirming them"
+    if shown < limit:
+        return f"{shown} {what} (nothing was changed)"
+    return f"the oldest {shown} {what}, and maybe more: --limit N shows N (nothing was changed)"
 
 
 async def cmd_mark_stale(settings: Settings, args: argparse.Namespace) -> int:
@@ -588,10 +594,17 @@ def _scan(source: str) -> Callable[[Settings, argparse.Namespace], Awaitable[int
         else:
             for row in rows:
                 print(f"{row['signal']:.2f}  {row['date']}  {row['kind']:<12} {row['title']}")
-            print(f"{len(rows)} node(s) would be written (dry run: nothing was)", file=sys.stderr)
+            print(_scan_count(len(rows), args.limit), file=sys.stderr)
         return 0
 
     return command
+
+
+def _scan_count(shown: int, limit: int | None) -> str:
+    """How many nodes a dry run listed: at ``--limit`` only the first of what a sync writes."""
+    if limit is None or shown < limit:
+        return f"{shown} node(s) would be written (dry run: nothing was)"
+    return f"the first {shown} of the node(s) a sync would write (--limit; dry run: nothing was)"
 
 
 async def cmd_scan_session(settings: Settings, args: argparse.Namespace) -> int:

@@ -137,9 +137,8 @@ def status_text(s: Status, commands: Commands = Commands()) -> str:
     span = f"{format_date(s.first_ts)} .. {format_date(s.last_ts)}" if s.nodes else "empty"
     lines = [f"{s.project}  {s.root}", f"{s.nodes} node(s)  {span}"]
     lines += [f"{count:>10}  {kind}" for kind, count in s.by_kind.items()]
-    behind = "" if s.cursor == s.head else f"  (HEAD has moved: {commands.sync})"
     lines += [
-        f"last sync  {s.last_sync or 'never'}{behind}",
+        f"last sync  {_last_sync_text(s, commands)}",
         f"shell      {s.shell}",
         *([f"origin     {s.identity}"] if s.identity else []),
         f"chains     {_chains_text(s.chains)}",
@@ -151,6 +150,15 @@ def status_text(s: Status, commands: Commands = Commands()) -> str:
         *([f"           cannot be written: {s.unwritable}"] if s.unwritable else []),
     ]
     return "\n".join(lines)
+
+
+def _last_sync_text(s: Status, commands: Commands) -> str:
+    """When memory was last synced, and whether HEAD has moved since: a repository never
+    synced has no cursor, and nothing has moved in it yet."""
+    if s.last_sync is None:
+        return f"never ({commands.sync} to read the history)"
+    behind = "" if s.cursor == s.head else f"  (HEAD has moved: {commands.sync})"
+    return f"{s.last_sync}{behind}"
 
 
 def _imports_text(edges: dict[str, int], structure: str) -> str:
@@ -168,10 +176,10 @@ def _flagged_text(flagged: int, commands: Commands) -> str:
 
 def _sessions_text(states: dict[str, int]) -> str:
     """Conversation sessions by summary state (see collectors/session)."""
-    text = (
-        f"{states.get('done', 0)} summarised, {states.get('queued', 0)} queued, "
-        f"{states.get('pending', 0)} pending (the chat model did not answer)"
-    )
+    text = f"{states.get('done', 0)} summarised, {states.get('queued', 0)} queued"
+    pending = states.get("pending", 0)
+    if pending:  # only then is there a model that did not answer to speak of
+        text += f", {pending} pending (the chat model did not answer)"
     failed = states.get("failed", 0)
     return text + (f", {failed} summary(ies) kept out by the deny list" if failed else "")
 

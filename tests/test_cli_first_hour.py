@@ -128,3 +128,48 @@ def test_after_a_rebase_the_sync_line_says_old_commits_wait_to_be_pruned(repo: R
     assert out.returncode == 0, out.stderr
     assert "rewritten: 1 commit a rewrite (a rebase) left behind still show" in out.stdout
     assert "`nexusmem sync --prune-unreachable --yes`" in out.stdout
+
+
+def test_status_before_a_first_sync_says_never_and_not_that_head_moved(repo: Repo):
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    out = run_cli("status", "-C", str(repo.path))
+    assert out.returncode == 0, out.stderr
+    assert "last sync  never (run `nexusmem sync` to read the history)\n" in out.stdout
+    assert "HEAD has moved" not in out.stdout
+    assert run_cli("sync", "-q", "--no-embed", "-C", str(repo.path)).returncode == 0
+    repo.commit("fix: after the sync", {"c.txt": "c\n"})
+    moved = run_cli("status", "-C", str(repo.path)).stdout
+    assert "(HEAD has moved: run `nexusmem sync`)" in moved
+
+
+def test_status_speaks_of_a_model_that_did_not_answer_only_when_one_did_not():
+    from nexusmem_core.models import Status
+    from nexusmem_core.render import status_text
+
+    def sessions(**states: int) -> str:
+        s = Status("p", "p", "/p", "/p/db", 1, {}, 0, 0, "2026-01-01", "a", "a", "off", 9)
+        s.sessions = states
+        (line,) = [x for x in status_text(s).splitlines() if x.startswith("sessions")]
+        return line
+
+    assert sessions(done=3, queued=0, pending=0) == "sessions   3 summarised, 0 queued"
+    assert sessions(done=3, queued=1, pending=2) == (
+        "sessions   3 summarised, 1 queued, 2 pending (the chat model did not answer)"
+    )
+
+
+def test_a_limit_is_not_reported_as_the_total(repo: Repo):
+    scan = run_cli("scan-git", "--limit", "2", "-C", str(repo.path))
+    assert scan.returncode == 0, scan.stderr
+    assert "2 node(s) would be written" not in scan.stderr
+    assert "the first 2 of the node(s) a sync would write" in scan.stderr
+    whole = run_cli("scan-git", "-C", str(repo.path)).stderr
+    assert "4 node(s) would be written (dry run: nothing was)" in whole
+
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    assert run_cli("sync", "-q", "--no-embed", "-C", str(repo.path)).returncode == 0
+    listed = run_cli("stale", "--min-age-days", "1", "--limit", "1", "-C", str(repo.path))
+    assert listed.returncode == 0, listed.stderr
+    assert len(listed.stdout.splitlines()) == 1  # of the fixture's doc sections, from January
+    assert "the oldest 1 non-observed node(s)" in listed.stderr
+    assert "and maybe more" in listed.stderr
