@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from nexusmem_core.config import Settings
+    from nexusmem_core.errors import WaysOut
 
 __all__ = ["main"]
 
@@ -67,7 +68,7 @@ def _said(err: Exception) -> str:
     )
 
     if isinstance(err, StoreError):
-        return err.worded(sync="run `nexusmem sync`", search="`nexusmem query`")
+        return _cli_words().word(err.message)
     if isinstance(err, NotAGitRepositoryError):
         return f"{err}: run NexusMem in a repository or pass -C <path>"
     if isinstance(err, NotInitialisedError):
@@ -75,8 +76,26 @@ def _said(err: Exception) -> str:
     if isinstance(err, UntrustedWorkspaceError):
         return f"{err}; then run `nexusmem init` for memory of your own"
     if isinstance(err, UsageError) and err.argument:
-        return f"--{err.argument.replace('_', '-')}: {err.message}"
+        named = _BY_POSITION.get(err.argument) or f"--{err.argument.replace('_', '-')}"
+        return f"{named}: {err.message}"
     return str(err)
+
+
+# Arguments the CLI takes by position, not as a flag: an error names their command instead.
+_BY_POSITION = {"new_id": "mark-stale"}
+
+
+def _cli_words() -> WaysOut:
+    """The ways out the core marks in its text (``nexusmem_core.errors.WaysOut``), in the
+    CLI's commands and flags."""
+    from nexusmem_core.errors import WaysOut
+
+    return WaysOut(
+        sync="run `nexusmem sync`",
+        search="`nexusmem query`",
+        confirm="add --yes",
+        export="`nexusmem forget --export FILE`, then `--import FILE`",
+    )
 
 
 def _engine(settings: Settings, args: argparse.Namespace, **kwargs: Any) -> Any:
@@ -424,8 +443,9 @@ def _print_report(report: Any, as_json: bool) -> None:
     if as_json:
         _print_json(report.to_dict())
     else:
+        words = _cli_words()
         for line in report.lines():
-            print(line)
+            print(words.word(line))
     _warn(report.warnings if hasattr(report, "warnings") else [])
 
 

@@ -7,12 +7,16 @@ The core does not know how its caller names things, so where the way out is the 
 (another repository path, the command that sets memory up, a flag or a tool parameter) the
 message leaves it out or names the argument in the core's words, and each adapter words it:
 ``cli.py`` says ``-C <path>`` and ``nexusmem init``, the MCP server ``project_root`` and
-``sync_project``.
+``sync_project``. Where such a way out sits inside a message or a report's lines, the core writes
+a marker (``SYNC``, ``CONFIRM``, ...) and each adapter words them all with its ``WaysOut``.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "CONFIRM",
+    "EXPORT",
+    "NEUTRAL",
     "SEARCH",
     "SYNC",
     "ConfigError",
@@ -25,6 +29,7 @@ __all__ = [
     "StoreError",
     "UntrustedWorkspaceError",
     "UsageError",
+    "WaysOut",
 ]
 
 
@@ -84,8 +89,41 @@ class UntrustedWorkspaceError(NexusMemError):
     how to move it aside; each adapter adds how to set memory up anew."""
 
 
-SYNC = "\x00sync\x00"  # in a StoreError's text: where the way out is to sync (see below)
-SEARCH = "\x00search\x00"  # ... and where it says that searching can still read memory
+SYNC = "\x00sync\x00"  # where the way out is to sync (see WaysOut)
+SEARCH = "\x00search\x00"  # ... where it says that searching can still read memory
+CONFIRM = "\x00confirm\x00"  # ... where a dry run says how to do it for real
+EXPORT = "\x00export\x00"  # ... where the deny list is carried to another checkout
+
+
+class WaysOut:
+    """How an adapter names the ways out the core marks in its text: the CLI's commands and
+    flags (``nexusmem sync``, ``add --yes``), the MCP server's tools and arguments
+    (``sync_project``, ``confirm: true``). ``NEUTRAL`` names none of them. (A plain class:
+    hooks import this module, and ``dataclasses`` costs them milliseconds.)"""
+
+    def __init__(
+        self,
+        *,
+        sync: str = "run a sync",
+        search: str = "a search",
+        confirm: str = "confirm it",
+        export: str = "export the deny list, then import it there",
+    ) -> None:
+        self.sync, self.search, self.confirm, self.export = sync, search, confirm, export
+
+    def word(self, text: str) -> str:
+        """``text`` with each marker in it replaced by this adapter's words."""
+        for marker, words in (
+            (SYNC, self.sync),
+            (SEARCH, self.search),
+            (CONFIRM, self.confirm),
+            (EXPORT, self.export),
+        ):
+            text = text.replace(marker, words)
+        return text
+
+
+NEUTRAL = WaysOut()
 
 
 class StoreError(NexusMemError):
@@ -102,7 +140,7 @@ class StoreError(NexusMemError):
         self.message = message
 
     def worded(self, sync: str, search: str) -> str:
-        return self.message.replace(SYNC, sync).replace(SEARCH, search)
+        return WaysOut(sync=sync, search=search).word(self.message)
 
     def __str__(self) -> str:
-        return self.worded("run a sync", "a search")
+        return NEUTRAL.word(self.message)

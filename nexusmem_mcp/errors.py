@@ -2,7 +2,9 @@
 
 The core leaves the way out of a path that is not a repository, of a repository with no
 memory, and of a database to rebuild or upgrade, to each adapter (see ``nexusmem_core.errors``);
-here it is ``project_root``, ``sync_project`` and ``search_memory``. Arguments the SDK refuses
+here it is ``project_root``, ``sync_project`` and ``search_memory``, and the other ways out the
+core marks in its text (``WaysOut``) are the tools' arguments (``confirm: true``). Arguments the
+SDK refuses
 before a tool runs come with pydantic's text, several lines ending in a URL; here each becomes
 one clause.
 """
@@ -19,23 +21,32 @@ from nexusmem_core.errors import (
     NotInitialisedError,
     StoreError,
     UntrustedWorkspaceError,
+    WaysOut,
 )
 
-__all__ = ["refused", "said", "said_to_reader"]
+__all__ = ["MCP_WORDS", "refused", "said", "said_to_reader"]
+
+MCP_WORDS = WaysOut(
+    sync="call sync_project",
+    search="search_memory",
+    confirm="call again with confirm: true",
+    export="export the deny list with the CLI, `nexusmem forget --export FILE`, and import it "
+    "there with `nexusmem forget --import FILE`",
+)
 
 
 def said(err: NexusMemError) -> str:
     """``err`` as the client reads it. A UsageError names its argument as the core's functions
     do, and the tools' parameters have those names."""
     if isinstance(err, StoreError):
-        return err.worded(sync="call sync_project", search="search_memory")
+        return MCP_WORDS.word(err.message)
     if isinstance(err, NotAGitRepositoryError):
         return f"{err}: pass project_root, the path of a git repository"
     if isinstance(err, NotInitialisedError):
         return f"{err}: call sync_project to build it from the repository"
     if isinstance(err, UntrustedWorkspaceError):
         return f"{err}; then call sync_project to build memory of your own"
-    return str(err)
+    return MCP_WORDS.word(str(err))
 
 
 def said_to_reader(err: NexusMemError) -> str:

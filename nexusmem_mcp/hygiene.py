@@ -16,6 +16,7 @@ from nexusmem_core.hygiene.review import MarkStaleResult, ReviewResult
 from nexusmem_core.hygiene.stale import OpenSuggestions, StaleReport
 from nexusmem_core.textguard import one_line
 
+from .errors import MCP_WORDS
 from .tools import READ_ONLY, WRITES, ProjectRoot, Roots, _engine, _text, tool
 
 if TYPE_CHECKING:
@@ -146,5 +147,5 @@ def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:
         report = await handlers.forget(
             engine, value, regex=regex, ignore_case=ignore_case, reason=reason, apply=confirm
         )
-        text = "\n".join(report.lines()).replace("add --yes", "call again with confirm: true")
+        text = MCP_WORDS.word("\n".join(report.lines()))
         return _text(text, report.to_dict())

@@ -87,8 +87,8 @@ async def _judge(engine: Engine, found: list[tuple[Candidate, int]], max_new: in
     db, pid = engine.db, engine.project_id
     if not await vectors.has_vectors(db, embedder.model):
         return _Pass(
-            f"off: nothing is embedded with {embedder.model} yet: run `nexusmem sync` with "
-            "Ollama running, then check again"
+            f"off: nothing is embedded with {embedder.model} yet: sync with Ollama running, "
+            "then check again"
         )
     cfg = engine.config.contradictions
     judge = OllamaJudge(embedder.host, cfg.model, cfg.timeout_seconds)

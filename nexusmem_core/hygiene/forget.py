@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import Engine
-from ..errors import UsageError
+from ..errors import CONFIRM, EXPORT, UsageError
 from ..files import read_text, replace_file
 from ..store import audit
 from ..store.db import Database
@@ -93,14 +93,14 @@ class ForgetReport:
             return [
                 first,
                 f"deny list: {deny}; sync will not ingest it again in this checkout "
-                "(for other checkouts: `nexusmem forget --export FILE`, then `--import FILE`)",
+                f"(for other checkouts: {EXPORT})",
                 *self.notes,
             ]
         deny = "already has it" if self.on_list else f"would get the {self.kind}"
         return [
             f"would forget {found}" if found else "no node holds it",
             f"deny list: {deny}",
-            "dry run: nothing was changed; add --yes to forget it",
+            f"dry run: nothing was changed; {CONFIRM} to forget it",
         ]
 
 
@@ -132,7 +132,7 @@ class ImportReport:
         return [
             f"would import {have}",
             f"would forget {found}" if found else "no node holds any of them",
-            "dry run: nothing was changed; add --yes to import them and forget what they match",
+            f"dry run: nothing was changed; {CONFIRM} to import them and forget what they match",
         ]
 
 

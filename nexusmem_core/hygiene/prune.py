@@ -16,7 +16,7 @@ from typing import Any
 
 from ..collectors.agent import AGENTS
 from ..engine import Engine
-from ..errors import UsageError
+from ..errors import CONFIRM, UsageError
 from ..store import audit
 from ..store.db import Database
 from .remove import Doomed, leaving_no_trace, remove_nodes
@@ -114,7 +114,7 @@ class PruneReport:
             return [
                 f"would remove {what}",
                 come_back,
-                "dry run: nothing was changed; add --yes to remove them",
+                f"dry run: nothing was changed; {CONFIRM} to remove them",
             ]
         out = [f"removed {what}"]
         if self.reset:

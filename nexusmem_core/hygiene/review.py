@@ -133,7 +133,7 @@ async def mark_stale(engine: Engine, old_id: str, new_id: str) -> MarkStaleResul
         old = await resolve(db, engine.project_id, old_id)
         new = await resolve(db, engine.project_id, new_id)
         if old.id == new.id:
-            raise UsageError("mark-stale: a node cannot supersede itself")
+            raise UsageError("a node cannot supersede itself", argument="new_id")
         if old.supersedes == new.id:
             raise UsageError(
                 f"{new.id[:SHORT]} is already marked as superseded by {old.id[:SHORT]}: "

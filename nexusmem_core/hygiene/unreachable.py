@@ -26,6 +26,7 @@ from typing import Any
 
 from ..collectors.git import GitError, git_stream
 from ..engine import Engine
+from ..errors import CONFIRM
 from ..store import audit
 from ..store.db import Database
 from ..store.nodes import get_cursor, set_cursor
@@ -66,7 +67,7 @@ class UnreachableReport:
         return [
             f"would remove {what}",
             *shown,
-            "dry run: nothing was changed; add --yes to remove them",
+            f"dry run: nothing was changed; {CONFIRM} to remove them",
         ]
 
 

@@ -41,7 +41,7 @@ async def unavailable(engine: Engine) -> str | None:
 
 
 def _nothing_embedded(model: str) -> str:
-    return f"off: nothing embedded with {model} yet (run `nexusmem sync`)"
+    return f"off: nothing embedded with {model} yet (a sync embeds it)"
 
 
 async def nearest(
@@ -70,7 +70,7 @@ async def nearest(
     try:
         hits = await vectors.knn(scan, engine.project_id, query_vector, depth)
     except SCAN_ERRORS as err:  # e.g. a query vector of another dimension than the stored ones
-        return [], f"skipped: {err}; run `nexusmem sync` to re-embed", ""
+        return [], f"skipped: {err}; sync again to re-embed", ""
     return hits, "used", embedder.model
 
 

@@ -175,3 +175,26 @@ async def test_every_tool_parameter_is_described(server):
         if not schema.get("description")
     ]
     assert undescribed == []
+
+
+async def test_the_cores_ways_out_are_the_tools_words(server, repo: Repo):
+    root = {"project_root": str(repo.path)}
+    async with Client(server) as client:
+        await client.call_tool("sync_project", root)
+        recent = await client.call_tool("list_recent_memory", {"limit": 1, **root})
+        node = recent.structured_content["nodes"][0]["id"][:12]
+        itself = await client.call_tool("mark_stale", {"old_id": node, "new_id": node, **root})
+        dry = await client.call_tool("forget_memory", {"value": "RETRY_BUDGET", **root})
+        done = await client.call_tool(
+            "forget_memory", {"value": "RETRY_BUDGET", "confirm": True, **root}
+        )
+        search = await client.call_tool("search_memory", {"query": "retry", **root})
+    assert one_line(itself).endswith("mark_stale: new_id: a node cannot supersede itself")
+    assert dry.content[0].text.endswith("call again with confirm: true to forget it")
+    assert "--yes" not in dry.content[0].text
+    assert "export the deny list with the CLI, `nexusmem forget --export FILE`" in (
+        done.content[0].text
+    )
+    # A data field, the same for every caller: it names no command of either adapter.
+    vector = search.structured_content["vector"]
+    assert vector.startswith("off: nothing embedded with ") and "nexusmem" not in vector
