@@ -213,7 +213,7 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(report.to_dict())
     elif not args.quiet:
-        from nexusmem_core.render import sync_text
+        from nexusmem_core.sync_line import sync_text
 
         _coloured(sync_text(report, conversation))
     if report.flagged and not args.quiet and not args.json:
@@ -231,7 +231,7 @@ async def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
             f"{engine.config.sources.git.prune_unreachable_days} day(s) (after a rebase)"
         )
     if report.unreachable_waiting and not args.quiet and not args.json:
-        from nexusmem_core.render import waiting_text
+        from nexusmem_core.sync_line import waiting_text
 
         days = engine.config.sources.git.prune_unreachable_days
         print(f"rewritten: {waiting_text(report.unreachable_waiting, days)}")

@@ -12,7 +12,7 @@ import re
 import time
 from dataclasses import dataclass, replace
 
-from .models import SearchResponse, SearchResult, Status, SyncReport
+from .models import SearchResponse, SearchResult, Status
 from .textguard import body_lines, one_line, terminal
 
 __all__ = [
@@ -26,9 +26,7 @@ __all__ = [
     "render_search",
     "share_text",
     "status_text",
-    "sync_text",
     "terminal",
-    "waiting_text",
 ]
 
 QUERY_HEADER = "Relevant history for: "
@@ -127,7 +125,6 @@ class Commands:
 
     sync: str = "run `nexusmem sync`"
     stale: str = "see `nexusmem stale`"
-    prune: str = "`nexusmem sync --prune-unreachable --yes`"
 
 
 MCP_COMMANDS = Commands(sync="call sync_project", stale="see list_stale")
@@ -202,39 +199,3 @@ def share_text(s: Status) -> str:
     lines += [f"{count:>10}  {kind}" for kind, count in s.by_kind.items()]
     lines.append(f"search     {'hybrid (BM25 + vectors)' if s.embedded else 'BM25'}")
     return "\n".join(lines)
-
-
-def counted(n: int, one: str, many: str | None = None) -> str:
-    """``n`` things in words a person reads: "1 commit", "3 commits", "1,204 doc sections"."""
-    return f"{n:,} {one if n == 1 else many or one + 's'}"
-
-
-def sync_text(r: SyncReport, conversation: bool = False) -> str:
-    """A sync in one line: what changed, the sources that wrote nothing left out. With
-    ``conversation`` (that opt-in source ran), its turns are counted too."""
-    how = " (rebuilt)" if r.rebuilt else " (the whole history read)" if r.full_walk else ""
-    written = [
-        (r.commits, "commit"),
-        (r.diffs, "file diff"),
-        (r.docs_sections, "doc section"),
-        (r.shell, "shell command"),
-        (r.agent, "agent command"),
-        *([(r.conversation, "conversation turn")] if conversation else []),
-    ]
-    changes = [counted(n, what) for n, what in written if n]
-    if changes:
-        changes[-1] += " written"
-    if r.removed:
-        changes.append(f"{r.removed:,} removed")
-    if r.embedded:
-        changes.append(f"{r.embedded:,} embedded")
-    said = ", ".join(changes) if changes else "nothing new"
-    return f"synced {one_line(r.project)} in {r.seconds:.2f}s{how}: {said}"
-
-
-def waiting_text(commits: int, days: int, commands: Commands = Commands()) -> str:
-    """After a rebase: the old commits still answer beside the new ones until they are pruned."""
-    return (
-        f"{counted(commits, 'commit')} a rewrite (a rebase) left behind still show in answers "
-        f"beside their new copies: pruned {days} days after, or now with {commands.prune}"
-    )
