@@ -7,13 +7,23 @@ client waits for a reply that never comes. A string holding a lone surrogate esc
 (docs/sdk-stdio-surrogate.md). This module sits between the transport and the server: such a
 line is parsed again with the standard library, its lone surrogates become U+FFFD, and it goes
 on to the server; a line that still cannot be read is answered with a JSON-RPC error.
+
+A request whose id is neither a string nor an integer (``10.5``, ``{}``, ``null``, ``true``)
+is read by the SDK as a notification, its id dropped, and never answered. MCP forbids such ids;
+JSON-RPC answers them with -32600 (Invalid Request) and a null id. So the lines are checked
+before the SDK reads them: this module reads stdin itself and hands the SDK the lines it may
+have, answering the others on stdout.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterable, AsyncIterator, Iterator
+from contextlib import contextmanager
+from io import TextIOWrapper
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -31,7 +41,7 @@ from pydantic import ValidationError
 from nexusmem_core.logging import get_logger
 
 if TYPE_CHECKING:
-    from anyio.streams.memory import MemoryObjectSendStream
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp.shared._stream_protocols import ReadStream, WriteStream
 
 __all__ = ["serve_stdio"]
@@ -44,14 +54,73 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 async def serve_stdio(server: MCPServer[Any]) -> None:
     """What ``server.run_stdio_async()`` does, with the lines the SDK could not read repaired
-    or answered (see the module's docstring)."""
+    or answered, and those with an id it would drop answered (see the module's docstring)."""
     lowlevel = server._lowlevel_server  # the SDK has no public way to serve given streams
-    async with stdio_server() as (read_stream, write_stream):
-        send, repaired = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_repair, read_stream, send, write_stream)
-            await lowlevel.run(repaired, write_stream, lowlevel.create_initialization_options())
-            tg.cancel_scope.cancel()
+    odd, odd_answers = anyio.create_memory_object_stream[JSONRPCError](0)
+    with _stdin_claimed() as wire:
+        lines = anyio.wrap_file(TextIOWrapper(wire, encoding="utf-8", errors="replace"))
+        stdin = cast("anyio.AsyncFile[str]", _checked(lines, odd))
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            send, repaired = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_repair, read_stream, send, write_stream)
+                tg.start_soon(_answer, odd_answers, write_stream)
+                await lowlevel.run(repaired, write_stream, lowlevel.create_initialization_options())
+                tg.cancel_scope.cancel()
+
+
+@contextmanager
+def _stdin_claimed() -> Iterator[BinaryIO]:
+    """The client's stdin on a descriptor of our own, and fd 0 on the null device meanwhile,
+    as the SDK's transport keeps it when it reads stdin itself: a child process that reads
+    its stdin gets EOF, never the protocol's bytes."""
+    wire = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    try:
+        # closefd=False: a worker thread may still be blocked reading it when serving ends.
+        yield os.fdopen(wire, "rb", closefd=False)
+    finally:
+        os.dup2(wire, 0)
+
+
+# A top-level "id" whose value does not start as a string or an integer does: only a line
+# this finds (or one with a \u escape, which could spell "id") is parsed here.
+_ODD_ID = re.compile(r'"id"\s*:\s*(?:[^-0-9"\s]|-[^0-9]|-?[0-9]+[.eE])')
+
+
+async def _checked(
+    lines: AsyncIterable[str], odd: MemoryObjectSendStream[JSONRPCError]
+) -> AsyncIterator[str]:
+    """The lines the SDK may read; a request with an id it would drop is answered instead."""
+    async with odd:
+        async for line in lines:
+            if (_ODD_ID.search(line) or "\\u" in line) and _odd_id(line):
+                log.warning("mcp_request_id_invalid")
+                await odd.send(_error(None, INVALID_REQUEST, _ODD))
+            else:
+                yield line
+
+
+def _odd_id(line: str) -> bool:
+    """Whether ``line`` is a request (it has a method) whose id is no string or integer."""
+    try:
+        sent = json.loads(line)
+    except (ValueError, RecursionError):
+        return False  # the SDK's reading of it is answered by _repair
+    if not isinstance(sent, dict) or "method" not in sent or "id" not in sent:
+        return False
+    value = sent["id"]
+    return not isinstance(value, str | int) or isinstance(value, bool)
+
+
+async def _answer(
+    answers: MemoryObjectReceiveStream[JSONRPCError], write_stream: WriteStream[SessionMessage]
+) -> None:
+    async with answers:
+        async for answer in answers:
+            await write_stream.send(SessionMessage(answer))
 
 
 async def _repair(
@@ -111,6 +180,7 @@ def _without_lone_surrogates(sent: Any) -> SessionMessage | None:
 
 
 _INVALID = "Invalid request: not a JSON-RPC 2.0 request or notification"
+_ODD = "Invalid request: a request's id must be a string or an integer"
 
 
 def _failure(exc: Exception) -> tuple[str, Any] | None:

@@ -161,3 +161,21 @@ async def test_a_client_that_answers_roots_with_an_error_is_served_from_the_work
         synced = await wire.reply(2)
     assert not synced["result"]["isError"], synced
     assert synced["result"]["structuredContent"]["root"] == str(repo.path.resolve())
+
+
+async def test_a_request_with_an_id_that_is_no_string_or_integer_is_answered(
+    repo: Repo, home: Path
+):
+    answers = []
+    async with raw_server(repo, home) as wire:
+        for odd in [b"10.5", b"{}", b"null", b"true", b"[1]", b"1e3"]:
+            await wire.send(b'{"jsonrpc":"2.0","id":%s,"method":"ping"}' % odd)
+            answers.append(await wire.reply(None))
+        # An odd id only inside the arguments is no odd request.
+        await wire.send(tool_call(5, "search_memory", b'{"query":"\\"id\\": 1.5 retry"}'))
+        search = await wire.reply(5)
+        await wire.send(b'{"jsonrpc":"2.0","id":"six","method":"ping"}')
+        ping = await wire.reply("six")
+    assert [a["error"]["code"] for a in answers] == [INVALID_REQUEST] * 6, answers
+    assert all("id must be a string or an integer" in a["error"]["message"] for a in answers)
+    assert "result" in search and ping["result"] == {}
