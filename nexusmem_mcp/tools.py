@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 from mcp.server.mcpserver import AcceptedElicitation, Context, ListRoots, MCPServer, Resolve
@@ -14,8 +15,8 @@ from pydantic import BaseModel, Field, StrictBool, WithJsonSchema
 
 from nexusmem_core import handlers
 from nexusmem_core.engine import Engine
-from nexusmem_core.models import NODE_KINDS, SearchResponse, Status, SyncReport
-from nexusmem_core.render import MCP_COMMANDS, render_search, status_text
+from nexusmem_core.models import NODE_KINDS, SearchResponse, SearchResult, Status, SyncReport
+from nexusmem_core.render import MCP_COMMANDS, handle, render_search, status_text
 from nexusmem_core.textguard import one_line
 
 from .notify import sync_progress, sync_warnings, warn
@@ -86,6 +87,31 @@ class RecentNode(BaseModel):
 
 class RecentMemory(BaseModel):
     nodes: list[RecentNode]
+
+
+@dataclass
+class FoundResult(SearchResult):
+    """A result as search_memory returns it: also what its header in the text names it by."""
+
+    short_id: str = ""  # the node id as the text shows it and the tools take it
+    sha: str | None = None  # for a commit (or one of its diffs), its short sha, as shown
+
+
+@dataclass
+class SearchAnswer(SearchResponse):
+    """search_memory's output schema: the core's response, its results ``FoundResult``."""
+
+    results: list[FoundResult]  # type: ignore[assignment]  # a schema only: never built
+
+
+def _found(response: SearchResponse) -> dict[str, Any]:
+    """The structured result, each result with the short id and sha its header shows (read
+    from the header's own words, so the two cannot say different things)."""
+    out = response.to_dict()
+    for result, data in zip(response.results, out["results"], strict=True):
+        short_id, _, sha = handle(result).partition(" commit ")
+        data.update(short_id=short_id, sha=sha or None)
+    return out
 
 
 def flowing(doc: str | None) -> str:
@@ -167,7 +193,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
                 "'opencode'."
             ),
         ] = None,
-    ) -> Annotated[CallToolResult, SearchResponse]:
+    ) -> Annotated[CallToolResult, SearchAnswer]:
         """Search this repository's memory: commits, the patch of each changed file, doc
         sections and the shell commands run here with their exit codes, ranked by relevance,
         signal (a fix beats a chore, a failed command beats a successful one) and recency,
@@ -188,7 +214,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
         else:
             engine = await _engine(ctx, roots, project_root)
             response = await handlers.search(engine, query, budget, vector, as_of, author=author)
-        return _text(render_search(response), response.to_dict())
+        return _text(render_search(response), _found(response))
 
     @tool(server, "Sync memory", SYNCS)
     async def sync_project(

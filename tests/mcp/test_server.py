@@ -418,3 +418,25 @@ async def test_an_unknown_tool_or_prompt_is_a_protocol_error_with_its_code(serve
     assert tool.value.error.code == INVALID_PARAMS
     assert tool.value.error.message == "Unknown tool: no_such_tool"
     assert prompt.value.error.code == METHOD_NOT_FOUND
+
+
+async def test_each_search_result_is_named_alike_in_the_text_and_the_structure(server, repo: Repo):
+    root = {"project_root": str(repo.path)}
+    async with Client(server) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        await client.call_tool("sync_project", root)
+        result = await client.call_tool("search_memory", {"query": "retry budget", **root})
+    headers = [line for line in result.content[0].text.splitlines() if line.startswith("- ")]
+    found = result.structured_content["results"]
+    assert len(headers) == len(found) > 1
+    commits = 0
+    for header, data in zip(headers, found, strict=True):
+        assert data["short_id"] == data["id"][:12]
+        named = f"{data['short_id']} commit {data['sha']}" if data["sha"] else data["short_id"]
+        assert f" {named} [" in header, (header, data)
+        commits += data["kind"] == "git_commit"
+        assert data["sha"] is None or data["ref"].startswith(data["sha"])
+    assert commits and all(d["sha"] for d in found if d["kind"] == "git_commit")
+    schema = tools["search_memory"].output_schema
+    assert not list(validator_for(schema)(schema).iter_errors(result.structured_content))
+    assert {"short_id", "sha"} <= set(schema["$defs"]["FoundResult"]["properties"])
