@@ -170,9 +170,7 @@ def _sync_with_walker(args: argparse.Namespace) -> int:
     from nexusmem_core import walker
 
     plain = args.prune_source or args.prune_unreachable
-    args.walk_child = (
-        None if plain else walker.prestart(args.C, args.since, rebuild=args.rebuild)
-    )
+    args.walk_child = None if plain else walker.prestart(args.C, args.since, rebuild=args.rebuild)
     try:
         return run(cmd_sync, args)
     finally:

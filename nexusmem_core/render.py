@@ -85,7 +85,7 @@ def handle(r: SearchResult) -> str:
     """What a result is called: its short node id (which ``review``, ``node`` and the tools
     take), and for a commit or one of its file diffs the commit's short sha. Written before
     the tags and the title, so no stored text can stand in for it."""
-    if r.kind in ("git_commit", "git_diff") and r.ref:
+    if r.kind in ("git_commit", "file_diff") and r.ref:
         return f"{r.id[:SHORT_ID]} commit {r.ref.partition(':')[0][:SHORT_SHA]}"
     return r.id[:SHORT_ID]
 

@@ -66,7 +66,7 @@ def test_each_result_names_its_node_and_commit_as_the_json_does(repo: Repo):
     assert len(headers) == len(results) > 1
     for header, result in zip(headers, results, strict=True):
         named = f"- {result['date']} {result['id'][:12]} "
-        if result["kind"] in ("git_commit", "git_diff"):
+        if result["kind"] in ("git_commit", "file_diff"):
             named += f"commit {result['ref'][:7]} "
         assert header.startswith(named), (header, result)
 
@@ -173,3 +173,26 @@ def test_a_limit_is_not_reported_as_the_total(repo: Repo):
     assert len(listed.stdout.splitlines()) == 1  # of the fixture's doc sections, from January
     assert "the oldest 1 non-observed node(s)" in listed.stderr
     assert "and maybe more" in listed.stderr
+
+
+def test_a_file_diff_is_named_by_its_commit_too():
+    from nexusmem_core.models import SearchResult
+    from nexusmem_core.render import handle
+
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    refs = {"git_commit": sha, "file_diff": f"{sha}:src/app.py", "doc_section": "a.md#x"}
+    shown = {
+        kind: handle(
+            SearchResult(
+                id="f" * 64, kind=kind, title="t", ts=None, date="date unknown",
+                provenance="observed", trust="candidate", score=1.0, signal=0.5, tokens=1,
+                summary="", project="p", ref=refs[kind],
+            )
+        )
+        for kind in refs
+    }  # fmt: skip
+    assert shown == {
+        "git_commit": "ffffffffffff commit 0123456",
+        "file_diff": "ffffffffffff commit 0123456",
+        "doc_section": "ffffffffffff",
+    }
