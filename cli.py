@@ -403,23 +403,14 @@ async def cmd_stale(settings: Settings, args: argparse.Namespace) -> int:
     else:
         for line in report.lines():
             print(line)
-        print(
-            _stale_count(len(report.candidates), args.limit, report.min_age_days), file=sys.stderr
-        )
+        more = ": --limit N shows N" if len(report.candidates) < report.total else ""
+        print(f"{report.counted()}{more} (nothing was changed)", file=sys.stderr)
     if check and report.contradictions != "ok":
         print(f"contradictions: {report.contradictions}", file=sys.stderr)  # the one line
     elif check and not args.json:
         done = f"{report.judged} pair(s) judged, {report.cached} from the cache"
         print(f"contradictions: {done}", file=sys.stderr)
     return 0
-
-
-def _stale_count(shown: int, limit: int, days: int) -> str:
-    """How many stale nodes were listed: at the limit, the ones shown are only the oldest."""
-    what = f"non-observed node(s) older than {days} days with nothing confirming them"
-    if shown < limit:
-        return f"{shown} {what} (nothing was changed)"
-    return f"the oldest {shown} {what}, and maybe more: --limit N shows N (nothing was changed)"
 
 
 async def cmd_mark_stale(settings: Settings, args: argparse.Namespace) -> int:
@@ -608,23 +599,16 @@ def _scan(source: str) -> Callable[[Settings, argparse.Namespace], Awaitable[int
 
         # A dry run works before init and creates nothing.
         repo, config = await read_project(settings, Path(args.C))
-        rows = await handlers.scan(settings, repo, config, source, args.limit)
+        preview = await handlers.scan(settings, repo, config, source, args.limit)
         if args.json:
-            _print_json(rows)
+            _print_json(preview.nodes)
         else:
-            for row in rows:
+            for row in preview.nodes:
                 print(f"{row['signal']:.2f}  {row['date']}  {row['kind']:<12} {row['title']}")
-            print(_scan_count(len(rows), args.limit), file=sys.stderr)
+            print(f"{preview.counted()} (dry run: nothing was)", file=sys.stderr)
         return 0
 
     return command
-
-
-def _scan_count(shown: int, limit: int | None) -> str:
-    """How many nodes a dry run listed: at ``--limit`` only the first of what a sync writes."""
-    if limit is None or shown < limit:
-        return f"{shown} node(s) would be written (dry run: nothing was)"
-    return f"the first {shown} of the node(s) a sync would write (--limit; dry run: nothing was)"
 
 
 async def cmd_scan_session(settings: Settings, args: argparse.Namespace) -> int:

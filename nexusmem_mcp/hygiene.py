@@ -32,9 +32,14 @@ NodeId = Annotated[
 ]
 
 
-def _stale_text(report: Any) -> str:
-    # One line per title (and per suggestion), each from stored text made safe to quote.
-    return "\n".join(one_line(line) for line in report.lines()) or "nothing looks stale"
+def _stale_text(report: StaleReport) -> str:
+    # One line per title (and per suggestion), each from stored text made safe to quote, then
+    # how many there are in all.
+    if not report.candidates:
+        return "nothing looks stale"
+    more = ": a larger limit shows more" if len(report.candidates) < report.total else ""
+    listed = [one_line(line) for line in report.lines()]
+    return "\n".join([*listed, f"{report.counted()}{more}"])
 
 
 def register_hygiene(server: MCPServer[Any], settings: Settings) -> None:

@@ -161,18 +161,26 @@ def test_status_speaks_of_a_model_that_did_not_answer_only_when_one_did_not():
 def test_a_limit_is_not_reported_as_the_total(repo: Repo):
     scan = run_cli("scan-git", "--limit", "2", "-C", str(repo.path))
     assert scan.returncode == 0, scan.stderr
-    assert "2 node(s) would be written" not in scan.stderr
-    assert "the first 2 of the node(s) a sync would write" in scan.stderr
+    assert len(scan.stdout.splitlines()) == 2
+    assert "the first 2 of the 4 nodes a sync would write (dry run" in scan.stderr, scan.stderr
     whole = run_cli("scan-git", "-C", str(repo.path)).stderr
-    assert "4 node(s) would be written (dry run: nothing was)" in whole
+    assert "4 nodes would be written (dry run: nothing was)" in whole
+    docs = run_cli("scan-docs", "--json", "-C", str(repo.path)).stdout
+    one = run_cli("scan-docs", "--limit", "1", "-C", str(repo.path)).stderr
+    assert f"the first 1 of the {len(json.loads(docs))} nodes a sync would write" in one, one
 
     assert run_cli("init", "-C", str(repo.path)).returncode == 0
     assert run_cli("sync", "-q", "--no-embed", "-C", str(repo.path)).returncode == 0
     listed = run_cli("stale", "--min-age-days", "1", "--limit", "1", "-C", str(repo.path))
     assert listed.returncode == 0, listed.stderr
     assert len(listed.stdout.splitlines()) == 1  # of the fixture's doc sections, from January
-    assert "the oldest 1 non-observed node(s)" in listed.stderr
-    assert "and maybe more" in listed.stderr
+    assert listed.stderr.startswith(
+        "the oldest 1 of 4 non-observed nodes older than 1 days with nothing confirming them: "
+        "--limit N shows N (nothing was changed)"
+    ), listed.stderr
+    every = run_cli("stale", "--min-age-days", "1", "-C", str(repo.path))
+    assert len(every.stdout.splitlines()) == 4
+    assert every.stderr.startswith("4 non-observed nodes older than 1 days"), every.stderr
 
 
 def test_a_file_diff_is_named_by_its_commit_too():

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..collectors.git import RepoInfo
+from ..collectors.git import Commit, RepoInfo, walk_commits
 from ..engine import Engine
 from ..errors import UsageError
 from ..retrieval.pack import preview_row
@@ -12,34 +13,56 @@ from ..retrieval.pack import preview_row
 if TYPE_CHECKING:
     from ..collectors.session.scan import SessionScan
     from ..config import ProjectConfig, Settings
+    from ..models import Node
+
+
+@dataclass
+class ScanPreview:
+    """A dry run's nodes (the first ``limit``; of shell commands, the last) as preview rows,
+    and how many a sync would write in all."""
+
+    nodes: list[dict[str, Any]]
+    total: int
+
+    def counted(self) -> str:
+        """How many are shown of how many a sync would write: "the first 2 of 4 nodes ..."."""
+        nodes = f"node{'' if self.total == 1 else 's'}"
+        if len(self.nodes) < self.total:
+            return f"the first {len(self.nodes):,} of the {self.total:,} {nodes} a sync would write"
+        return f"{self.total:,} {nodes} would be written"
 
 
 async def scan(
     settings: Settings, repo: RepoInfo, cfg: ProjectConfig, source: str, limit: int | None = None
-) -> list[dict[str, Any]]:
+) -> ScanPreview:
     """What a sync would write for one source, without writing: ``git``, ``diff``, ``docs``
-    or ``shell``."""
+    or ``shell``. Past ``limit`` the rest are only counted, in the same one pass."""
     from .. import ingest
     from ..collectors.shell.hooklog import LogCursor
 
     _check_limit(f"scan-{source}", limit, "nodes")
     pid = repo.project_id
-    nodes = []
+    nodes: list[Node] = []
+    total = 0
     if source == "git" and repo.head:
-        async for _, node in ingest.commit_nodes(pid, repo.root, repo.head, cfg):
-            nodes.append(node)
-            if limit and len(nodes) >= limit:
-                break
+        # One node per commit (ingest.commit_nodes): the commits past the limit are counted,
+        # not redacted and built.
+        kept: list[Commit] = []
+        async for commit in walk_commits(repo.root, repo.head):
+            total += 1
+            if not limit or len(kept) < limit:
+                kept.append(commit)
+        nodes = ingest.commit_batch(pid, kept, cfg.limits.max_body_chars)
     elif source == "diff" and repo.head:
         rev = ["-n", str(cfg.sources.diff.max_commits), repo.head]
         async for node in ingest.diff_nodes(pid, repo.root, rev, cfg):
-            nodes.append(node)
-            if limit and len(nodes) >= limit:
-                break
+            total += 1
+            if not limit or len(nodes) < limit:
+                nodes.append(node)
     elif source == "shell":
         found = await ingest.shell_nodes(repo, cfg, settings.home, LogCursor())
         every = [node async for node in found.nodes]
-        nodes = every[-limit:] if limit else every
+        nodes, total = every[-limit:] if limit else every, len(every)
     elif source == "docs":
         docs = await ingest.read_doc_files(repo.root, cfg)
         # Dated as a sync dates them: by the last commit that changed the file, else its mtime.
@@ -49,8 +72,8 @@ async def scan(
         for doc in docs:
             ts = dates.get(doc.path) or doc.mtime
             nodes += ingest.doc_nodes(pid, doc, ts, cfg.limits.max_body_chars)
-        nodes = nodes[:limit] if limit else nodes
-    return [preview_row(n) for n in nodes]
+        nodes, total = nodes[:limit] if limit else nodes, len(nodes)
+    return ScanPreview([preview_row(n) for n in nodes], total)
 
 
 def _check_limit(command: str, limit: int | None, what: str) -> None:

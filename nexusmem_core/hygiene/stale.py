@@ -45,6 +45,7 @@ __all__ = [
     "Suggestion",
     "candidates",
     "check_args",
+    "count_candidates",
     "count_open",
     "dismiss",
     "open_suggestions",
@@ -89,13 +90,25 @@ class StaleCandidate:
 @dataclass
 class StaleReport:
     min_age_days: int
-    candidates: list[StaleCandidate]
+    candidates: list[StaleCandidate]  # the oldest ``limit`` of them
+    total: int = 0  # how many there are in all
     contradictions: str = "not checked"  # "ok", or "off: ..." / "skipped: ..." and why
     judged: int = 0  # pairs the chat model answered in this call
     cached: int = 0  # pairs answered from the cache
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def counted(self) -> str:
+        """How many were listed of how many there are: "the oldest 20 of 407 ..."."""
+        what = (
+            f"non-observed node{'' if self.total == 1 else 's'} older than {self.min_age_days} "
+            "days with nothing confirming them"
+        )
+        shown = len(self.candidates)
+        if shown < self.total:
+            return f"the oldest {shown:,} of {self.total:,} {what}"
+        return f"{self.total:,} {what}"
 
     def lines(self) -> list[str]:
         """One line per candidate, oldest first, its open suggestions indented under it."""
@@ -134,8 +147,7 @@ class OpenSuggestions:
 # ``cross join``: the files first, by their path index, then each one's node by seq. Left to
 # itself the planner walked every node of the project for each candidate (quadratic: 747 ms
 # for the review queue of requests with 9,468 nodes, 8 ms this way; bench/bench_viewer.py).
-_CANDIDATES = f"""
-select {NODE_COLUMNS}, {EVENT} as event
+_STALE = f"""
 from nodes n
 where n.project_id = ? and n.provenance != 'observed' and n.trust = 'candidate'
   and {EVENT} < ?
@@ -144,10 +156,10 @@ where n.project_id = ? and n.provenance != 'observed' and n.trust = 'candidate'
       select 1 from node_files f cross join nodes o on o.seq = f.node_seq
       where f.path = n.grp and o.project_id = n.project_id and o.provenance = 'observed'
         and coalesce(o.ts, o.created_at) > {EVENT})
-  {{unjudged}}
-order by event, n.seq
-limit ?
 """
+_CANDIDATES = (
+    f"select {NODE_COLUMNS}, {EVENT} as event {_STALE} {{unjudged}} order by event, n.seq limit ?"
+)
 
 
 async def candidates(
@@ -156,8 +168,7 @@ async def candidates(
     """Stale candidates with their event times, oldest first; with ``unjudged_by``, only those
     that model never judged (a sync's batch: what was judged once waits for an explicit
     ``--check-contradictions``, so a sync with nothing new to ask costs one query)."""
-    cutoff = int(time.time()) - min_age_days * 86_400
-    unjudged, params = "", [pid, cutoff]
+    unjudged, params = "", [pid, _cutoff(min_age_days)]
     if unjudged_by:
         unjudged = (
             "and not exists(select 1 from contradictions c where c.old_id = n.id and c.model = ?)"
@@ -165,6 +176,16 @@ async def candidates(
         params.append(unjudged_by)
     rows = await db.fetchall(_CANDIDATES.format(unjudged=unjudged), (*params, limit))
     return [(Candidate.from_row(row, 0.0), int(row[14])) for row in rows]
+
+
+async def count_candidates(db: Database, pid: str, min_age_days: int) -> int:
+    """How many stale candidates there are in all: one query, the list's without its limit."""
+    row = await db.fetchone(f"select count(*) {_STALE}", (pid, _cutoff(min_age_days)))
+    return int(row[0]) if row else 0
+
+
+def _cutoff(min_age_days: int) -> int:
+    return int(time.time()) - min_age_days * 86_400
 
 
 def check_args(min_age_days: int, limit: int) -> None:
@@ -175,12 +196,16 @@ def check_args(min_age_days: int, limit: int) -> None:
 
 
 async def stale(engine: Engine, min_age_days: int = MIN_AGE_DAYS, limit: int = 20) -> StaleReport:
-    """Non-observed nodes older than ``min_age_days`` with nothing confirming them, oldest
-    first, each with its open "likely superseded" suggestions. Writes nothing."""
+    """Non-observed nodes older than ``min_age_days`` with nothing confirming them, the oldest
+    ``limit`` first, each with its open "likely superseded" suggestions, and how many there
+    are in all. Writes nothing."""
     check_args(min_age_days, limit)
-    found = await candidates(engine.db, engine.project_id, min_age_days, limit)
+    db, pid = engine.db, engine.project_id
+    found = await candidates(db, pid, min_age_days, limit)
+    # Counted only when the list is full: a shorter one is all there is.
+    total = len(found) if len(found) < limit else await count_candidates(db, pid, min_age_days)
     now = time.time()
-    report = StaleReport(min_age_days, [])
+    report = StaleReport(min_age_days, [], total=total)
     for c, event in found:
         report.candidates.append(
             StaleCandidate(

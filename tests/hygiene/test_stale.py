@@ -66,3 +66,15 @@ def test_stale_cli_prints_one_line_per_candidate_and_json(repo: Repo):
     assert len(data["candidates"]) == 2 and data["min_age_days"] == 45
     assert set(data["candidates"][0]) >= {"id", "title", "date", "age_days", "suggestions"}
     assert run_cli("stale", "--min-age-days", "-1", "-C", str(repo.path)).returncode == 1
+
+
+async def test_the_report_counts_every_candidate_beside_the_oldest_it_lists(engine: Engine):
+    await handlers.sync(engine, embed=False)
+    async with engine.db.transaction():
+        await upsert_nodes(engine.db, [claim(engine, f"c{i}", 400 + i) for i in range(30)])
+    every = await handlers.stale(engine, limit=1000)
+    oldest = await handlers.stale(engine, limit=20)
+    assert every.total == len(every.candidates) > 30  # the claims and the doc sections
+    assert oldest.total == every.total and len(oldest.candidates) == 20
+    assert oldest.counted().startswith(f"the oldest 20 of {every.total} non-observed nodes")
+    assert oldest.to_dict()["total"] == every.total
