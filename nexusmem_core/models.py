@@ -269,6 +269,8 @@ class Status:
     structure: str = ""  # why there is no import graph, when there is none
     identity: str = ""  # the origin changed: when, from what, and what was carried over
     unwritable: str = ""  # why the database cannot be written now (full disk, read-only)
+    unreachable_waiting: int = 0  # commits a rebase left, waiting out the grace (last sync's)
+    prune_unreachable_days: int = 0  # that grace: sources.git.pruneUnreachableDays
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, replace
 
 from .models import SearchResponse, SearchResult, Status
+from .sync_line import waiting_text
 from .textguard import body_lines, one_line, terminal
 
 __all__ = [
@@ -125,9 +126,15 @@ class Commands:
 
     sync: str = "run `nexusmem sync`"
     stale: str = "see `nexusmem stale`"
+    prune: str = "`nexusmem sync --prune-unreachable --yes`"
 
 
-MCP_COMMANDS = Commands(sync="call sync_project", stale="see list_stale")
+# No tool prunes: the CLI does, and the text says it is the CLI's.
+MCP_COMMANDS = Commands(
+    sync="call sync_project",
+    stale="see list_stale",
+    prune="the CLI's `nexusmem sync --prune-unreachable --yes`",
+)
 
 
 def status_text(s: Status, commands: Commands = Commands()) -> str:
@@ -136,6 +143,7 @@ def status_text(s: Status, commands: Commands = Commands()) -> str:
     lines += [f"{count:>10}  {kind}" for kind, count in s.by_kind.items()]
     lines += [
         f"last sync  {_last_sync_text(s, commands)}",
+        *([f"rewritten  {_rewritten_text(s, commands)}"] if s.unreachable_waiting else []),
         f"shell      {s.shell}",
         *([f"origin     {s.identity}"] if s.identity else []),
         f"chains     {_chains_text(s.chains)}",
@@ -156,6 +164,10 @@ def _last_sync_text(s: Status, commands: Commands) -> str:
         return f"never ({commands.sync} to read the history)"
     behind = "" if s.cursor == s.head else f"  (HEAD has moved: {commands.sync})"
     return f"{s.last_sync}{behind}"
+
+
+def _rewritten_text(s: Status, commands: Commands) -> str:
+    return waiting_text(s.unreachable_waiting, s.prune_unreachable_days, commands.prune)
 
 
 def _imports_text(edges: dict[str, int], structure: str) -> str:

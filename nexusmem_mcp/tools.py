@@ -114,6 +114,22 @@ def _found(response: SearchResponse) -> dict[str, Any]:
     return out
 
 
+def _sync_text(engine: Engine, report: SyncReport) -> str:
+    """The CLI's sync line (``sync_line``), then what the agent should know next: how its
+    searches will rank when vectors are not in use, and what a rebase left behind."""
+    from nexusmem_core.sync_line import sync_text, waiting_text
+
+    # Turned on in the config, or for this run (the sync sets it): its turns are counted.
+    lines = [sync_text(report, engine.config.sources.conversation.enabled)]
+    if report.vectors != "ok":
+        lines.append(f"vectors: {report.vectors}")
+    if report.unreachable_waiting:
+        days = engine.config.sources.git.prune_unreachable_days
+        waiting = waiting_text(report.unreachable_waiting, days, MCP_COMMANDS.prune)
+        lines.append(f"rewritten: {waiting}")
+    return "\n".join(lines)
+
+
 def flowing(doc: str | None) -> str:
     """A docstring as a description: its paragraphs, each on one line, with none of the
     source's indentation (which the SDK would pass on to the client)."""
@@ -261,13 +277,7 @@ def register(server: MCPServer[Any], settings: Settings) -> None:
             )
         for warning in sync_warnings(report):
             await warn(ctx, _app(ctx).log_levels, warning)
-        text = (
-            f"synced {report.project} in {report.seconds:.2f}s: {report.commits} commit(s), "
-            f"{report.diffs} file diff(s), {report.docs_sections} doc section(s), "
-            f"{report.shell} shell and {report.agent} agent command(s) written, "
-            f"{report.removed} removed, {report.embedded} embedded; vectors: {report.vectors}"
-        )
-        return _text(text, report.to_dict())
+        return _text(_sync_text(engine, report), report.to_dict())
 
     @tool(server, "Memory status", READ_ONLY)
     async def get_status(

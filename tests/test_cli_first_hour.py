@@ -130,6 +130,26 @@ def test_after_a_rebase_the_sync_line_says_old_commits_wait_to_be_pruned(repo: R
     assert "`nexusmem sync --prune-unreachable --yes`" in out.stdout
 
 
+def test_after_a_rebase_status_says_old_commits_wait_to_be_pruned_and_how(repo: Repo):
+    assert run_cli("init", "-C", str(repo.path)).returncode == 0
+    assert run_cli("sync", "-q", "--no-embed", "-C", str(repo.path)).returncode == 0
+    before = run_cli("status", "-C", str(repo.path)).stdout
+    assert "rewritten" not in before
+    repo.git("commit", "-q", "--amend", "-m", "docs: explain the architecture, reworded")
+    assert run_cli("sync", "-q", "--no-embed", "-C", str(repo.path)).returncode == 0
+    out = run_cli("status", "-C", str(repo.path))
+    assert out.returncode == 0, out.stderr
+    assert (
+        "\nrewritten  1 commit a rewrite (a rebase) left behind still show in answers beside "
+        "their new copies: pruned 14 days after, or now with "
+        "`nexusmem sync --prune-unreachable --yes`\n"
+    ) in out.stdout, out.stdout
+    status = json.loads(run_cli("status", "--json", "-C", str(repo.path)).stdout)
+    assert status["unreachable_waiting"] == 1 and status["prune_unreachable_days"] == 14
+    assert run_cli("sync", "--prune-unreachable", "--yes", "-C", str(repo.path)).returncode == 0
+    assert "rewritten" not in run_cli("status", "-C", str(repo.path)).stdout
+
+
 def test_status_before_a_first_sync_says_never_and_not_that_head_moved(repo: Repo):
     assert run_cli("init", "-C", str(repo.path)).returncode == 0
     out = run_cli("status", "-C", str(repo.path))

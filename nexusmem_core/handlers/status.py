@@ -37,6 +37,7 @@ async def status(engine: Engine) -> Status:
     )
     import_edges, structure = await _import_graph(engine)
     blocked = obstacle(db.path)
+    days = engine.config.sources.git.prune_unreachable_days
     return Status(
         identity=await _identity_text(engine),
         unwritable=blocked.text if blocked else "",
@@ -61,7 +62,27 @@ async def status(engine: Engine) -> Status:
         vector=vector,
         embedded=embedded,
         schema_version=version,
+        unreachable_waiting=await _unreachable_waiting(engine) if days else 0,
+        prune_unreachable_days=days,
     )
+
+
+async def _unreachable_waiting(engine: Engine) -> int:
+    """The commits a rewrite (a rebase) left that the last sync saw unreachable, keeps for
+    their grace period (hygiene/unreachable.py) and memory still holds (``sync
+    --prune-unreachable --yes`` may have removed them since): its cursor and one indexed
+    lookup per commit in it, no git call."""
+    from ..hygiene.unreachable import CURSOR
+
+    seen = await get_cursor(engine.db, engine.project_id, CURSOR)
+    if not seen or seen == "{}":
+        return 0
+    row = await engine.db.fetchone(
+        "select count(*) from json_each(?) j where exists (select 1 from nodes n "
+        "where n.project_id = ? and n.source = 'git' and n.ref = j.key and n.kind = 'git_commit')",
+        (seen, engine.project_id),
+    )
+    return int(row[0]) if row else 0
 
 
 async def _identity_text(engine: Engine) -> str:

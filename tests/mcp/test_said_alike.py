@@ -4,6 +4,7 @@ commits a rebase left behind (issue 51)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from mcp import Client
@@ -37,3 +38,32 @@ async def test_list_stale_says_how_many_exist_beside_the_ones_listed(
     )
     assert every.content[0].text.splitlines()[-1].startswith("4 non-observed nodes older than")
     assert json.loads(resource.contents[0].text)["total"] == 4
+
+
+async def test_sync_project_says_the_clis_sync_line_and_what_a_rebase_left(server, repo: Repo):
+    root = {"project_root": str(repo.path)}
+    async with Client(server) as client:
+        first = await client.call_tool("sync_project", root)
+        again = await client.call_tool("sync_project", root)
+        repo.git("commit", "-q", "--amend", "-m", "docs: explain the architecture, reworded")
+        rebased = await client.call_tool("sync_project", root)
+        status = await client.call_tool("get_status", root)
+    line, vectors = first.content[0].text.splitlines()
+    assert vectors.startswith("vectors: off: Ollama is not reachable")  # searches use BM25
+    assert re.fullmatch(
+        r"synced project in \d+\.\d\ds \(the whole history read\): 4 commits, 5 file diffs, "
+        r"\d+ doc sections written",
+        line,
+    ), line
+    assert re.fullmatch(
+        r"synced project in \d+\.\d\ds: nothing new", again.content[0].text.split("\n")[0]
+    )
+    assert "(s)" not in line and "\x1b" not in line
+    waiting = (
+        "1 commit a rewrite (a rebase) left behind still show in answers beside their new "
+        "copies: pruned 14 days after, or now with the CLI's "
+        "`nexusmem sync --prune-unreachable --yes`"
+    )
+    assert rebased.content[0].text.splitlines()[-1] == f"rewritten: {waiting}"
+    assert f"\nrewritten  {waiting}\n" in status.content[0].text, status.content[0].text
+    assert status.structured_content["unreachable_waiting"] == 1
