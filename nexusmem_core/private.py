@@ -51,10 +51,12 @@ WORKSPACE_FILES = (
 HOME_FILES = (
     "shell-history.jsonl",
     "agent-events.jsonl",
+    "agent-notes.jsonl",
     "agent-drops.json",
     "hook.key",
     "projects.json",
     "settings.checked.json",
+    "configs.checked.json",
     "agent",
     "agent-created.json",
     "config.json",
