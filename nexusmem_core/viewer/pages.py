@@ -15,7 +15,7 @@ from .. import handlers
 from ..collectors.agent import AGENTS
 from ..errors import UsageError
 from ..models import NODE_KINDS
-from .state import PAGE, Viewer, form, redirect
+from .state import PAGE, Viewer, form, local_path, redirect
 
 __all__ = [
     "agents",
@@ -150,9 +150,10 @@ async def review_node(viewer: Viewer, request: Request) -> Response:
     trust = TRUST_ACTIONS.get(fields.get("action", ""))
     if trust is None:
         raise UsageError(f"one of {', '.join(TRUST_ACTIONS)}", argument="action")
+    target = local_path(fields["next"]) if fields.get("next") else None
     note = (fields.get("note") or "").strip()[:500] or None
     result = await handlers.review(engine, request.path_params["node"], trust, note)
-    return redirect(fields.get("next") or f"/p/{project.slug}/node/{result.id}")
+    return redirect(target or f"/p/{project.slug}/node/{result.id}")
 
 
 async def mark_stale(viewer: Viewer, request: Request) -> Response:
@@ -161,15 +162,17 @@ async def mark_stale(viewer: Viewer, request: Request) -> Response:
     newer = fields.get("newer", "").strip()
     if not newer:
         raise UsageError("pick the node that replaces this one", argument="newer")
+    target = local_path(fields["next"]) if fields.get("next") else None
     result = await handlers.mark_stale(engine, request.path_params["node"], newer)
-    return redirect(fields.get("next") or f"/p/{project.slug}/node/{result.old_id}")
+    return redirect(target or f"/p/{project.slug}/node/{result.old_id}")
 
 
 async def dismiss(viewer: Viewer, request: Request) -> Response:
     engine, project = await viewer.engine(request.path_params["slug"])
     fields = await form(request)
+    target = local_path(fields.get("next") or f"/p/{project.slug}/review")
     await handlers.dismiss_suggestion(engine, request.path_params["node"])
-    return redirect(fields.get("next") or f"/p/{project.slug}/review")
+    return redirect(target)
 
 
 async def review(viewer: Viewer, request: Request) -> Response:

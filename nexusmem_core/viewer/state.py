@@ -21,7 +21,7 @@ from ..registry import load_registry
 from .guard import Secret
 from .templating import environment
 
-__all__ = ["PAGE", "Project", "Viewer", "form", "redirect", "slug_of"]
+__all__ = ["PAGE", "Project", "Viewer", "form", "local_path", "redirect", "slug_of"]
 
 SLUG = 12
 FORM_BYTES = 64 * 1024  # a review form is a few fields: anything larger is refused
@@ -104,6 +104,18 @@ async def form(request: Request) -> dict[str, str]:
 
 
 def redirect(url: str) -> Response:
-    if not url.startswith("/") or url.startswith("//"):
-        raise UsageError("next: must be a path of this viewer")
-    return RedirectResponse(url, status_code=303)
+    """A 303 to ``url``, a path of this viewer (``local_path``)."""
+    return RedirectResponse(local_path(url), status_code=303)
+
+
+def local_path(url: str) -> str:
+    """``url`` when it is a path of this viewer, else a UsageError: a browser reads ``//host``
+    and ``/\\host`` as another site, and a control character may end the header early.
+    Checked before a review action acts, so a refused one changes nothing."""
+    if (
+        not url.startswith("/")
+        or url[1:2] in ("/", "\\")
+        or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url)
+    ):
+        raise UsageError("must be a path of this viewer", argument="next")
+    return url

@@ -171,7 +171,9 @@ async def test_review_actions_are_the_cli_s_own(
     assert "Mark stale, replaced by" in found
 
 
-async def test_bad_input_is_one_line_naming_it(client: httpx.AsyncClient, site: Served) -> None:
+async def test_bad_input_is_one_line_naming_it(
+    client: httpx.AsyncClient, site: Served, settings: Settings, repo: Repo
+) -> None:
     slug = await slug_of(client)
     cases = {
         f"/p/{slug}/timeline?outcome=maybe": (400, "outcome:"),
@@ -208,6 +210,17 @@ async def test_bad_input_is_one_line_naming_it(client: httpx.AsyncClient, site: 
         headers=origin,
     )
     assert bogus.status_code == 400 and "action:" in bogus.text
+    for elsewhere in ("//evil.example/", "/\\evil.example/", "https://evil.example/", "/p\r\nX: 1"):
+        sent = await client.post(
+            f"/p/{slug}/node/{commit.group(1)}/review?csrf={csrf}",
+            data={"action": "verify", "next": elsewhere},
+            headers=origin,
+        )
+        assert sent.status_code == 400 and "next:" in sent.text, elsewhere
+        assert "location" not in sent.headers
+    async with open_engine(settings, repo.path) as engine:
+        judged = await handlers.get_node(engine, commit.group(1))
+    assert judged is not None and judged["trust"] == "candidate"  # refused before it acted
 
 
 async def test_new_rows_stream_to_an_open_timeline(
