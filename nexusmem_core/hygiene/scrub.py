@@ -32,10 +32,10 @@ then a secret still in the repository comes back with them: that value belongs i
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
 
@@ -61,6 +61,7 @@ TABLE_CURSOR = "redaction_table"
 
 BACKUP_DIR = "backups"
 BATCH = 500
+T = TypeVar("T")
 _COLUMNS = "seq, id, project_id, kind, source, ref, grp, title, body, paths, ts, signal, provenance"
 
 
@@ -244,31 +245,52 @@ def _changes(rows: list[tuple[Any, ...]]) -> list[_Change]:
     return [c for c in map(_change, rows) if c is not None]
 
 
+_NODES = (f"select {_COLUMNS}, meta from nodes", "seq")
+
+
 async def _plan(db: Database) -> list[_Change]:
-    """Every node of the database that holds a secret, read in batches (redaction runs in a
-    worker thread: an MCP server shares this event loop)."""
-    changes: list[_Change] = []
-    last = 0
-    while rows := await db.fetchall(
-        f"select {_COLUMNS}, meta from nodes where seq > ? order by seq limit ?", (last, BATCH)
-    ):
-        last = rows[-1][0]
-        changes += await anyio.to_thread.run_sync(_changes, rows)
-    return changes
+    """Every node of the database that holds a secret (redaction runs in a worker thread: an
+    MCP server shares this event loop)."""
+    return await _planned(db, _NODES, _changes)
 
 
 async def _reload(db: Database, seqs: list[int]) -> list[_Change]:
     """The planned nodes as they are now (inside the write transaction: a sync may have
     rewritten one since the plan), redacted again."""
-    changes = []
-    for start in range(0, len(seqs), BATCH):
-        batch = seqs[start : start + BATCH]
+    return await _reread(db, _NODES, seqs, _changes)
+
+
+async def _planned(
+    db: Database, table: tuple[str, str], convert: Callable[[list[tuple[Any, ...]]], list[T]]
+) -> list[T]:
+    """What ``convert`` makes of every row of ``table`` (a select and its integer key, by
+    which the rows are read ``BATCH`` at a time), in a worker thread."""
+    select, key = table
+    found: list[T] = []
+    last = 0
+    while rows := await db.fetchall(
+        f"{select} where {key} > ? order by {key} limit ?", (last, BATCH)
+    ):
+        last = rows[-1][0]
+        found += await anyio.to_thread.run_sync(convert, rows)
+    return found
+
+
+async def _reread(
+    db: Database,
+    table: tuple[str, str],
+    keys: list[int],
+    convert: Callable[[list[tuple[Any, ...]]], list[T]],
+) -> list[T]:
+    """What ``convert`` makes of the rows of ``table`` whose key is in ``keys``, as they are
+    now."""
+    select, key = table
+    found: list[T] = []
+    for start in range(0, len(keys), BATCH):
+        batch = keys[start : start + BATCH]
         marks = ",".join("?" * len(batch))
-        rows = await db.fetchall(
-            f"select {_COLUMNS}, meta from nodes where seq in ({marks})", batch
-        )
-        changes += _changes(rows)
-    return changes
+        found += convert(await db.fetchall(f"{select} where {key} in ({marks})", batch))
+    return found
 
 
 @dataclass
@@ -301,30 +323,17 @@ def _note_changes(rows: list[tuple[Any, ...]]) -> list[_NoteChange]:
     return changes
 
 
+_NOTES = (f"select {_NOTE_COLUMNS} from agent_notes", "rowid")
+
+
 async def _plan_notes(db: Database) -> list[_NoteChange]:
-    """Every note of the database that holds a secret, read in batches like the nodes."""
-    changes: list[_NoteChange] = []
-    last = 0
-    while rows := await db.fetchall(
-        f"select {_NOTE_COLUMNS} from agent_notes where rowid > ? order by rowid limit ?",
-        (last, BATCH),
-    ):
-        last = rows[-1][0]
-        changes += await anyio.to_thread.run_sync(_note_changes, rows)
-    return changes
+    """Every note of the database that holds a secret, read as the nodes are."""
+    return await _planned(db, _NOTES, _note_changes)
 
 
 async def _reload_notes(db: Database, rowids: list[int]) -> list[_NoteChange]:
     """The planned notes as they are now, inside the write transaction, redacted again."""
-    changes = []
-    for start in range(0, len(rowids), BATCH):
-        batch = rowids[start : start + BATCH]
-        marks = ",".join("?" * len(batch))
-        rows = await db.fetchall(
-            f"select {_NOTE_COLUMNS} from agent_notes where rowid in ({marks})", batch
-        )
-        changes += _note_changes(rows)
-    return changes
+    return await _reread(db, _NOTES, rowids, _note_changes)
 
 
 async def _write_notes(db: Database, notes: list[_NoteChange]) -> None:
