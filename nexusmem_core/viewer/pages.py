@@ -14,7 +14,8 @@ from starlette.responses import Response
 from .. import handlers
 from ..collectors.agent import AGENTS
 from ..errors import UsageError
-from ..models import NODE_KINDS
+from ..handlers.feed import TIMELINE_KINDS
+from ..retrieval.authored import AUTHORS
 from .state import PAGE, Viewer, form, local_path, redirect
 
 __all__ = [
@@ -32,8 +33,6 @@ __all__ = [
     "timeline",
 ]
 
-TIMELINE_KINDS = tuple(k for k in NODE_KINDS if k != "file_diff")
-AUTHORS = ("you", *AGENTS.values())  # as results name them: you, claude-code, codex, ...
 TRUST_ACTIONS = {"verify": "verified", "reject": "rejected", "clear": "candidate"}
 MAX_QUESTION = 2_000  # characters of a question typed in the search box
 
