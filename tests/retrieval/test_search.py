@@ -495,6 +495,11 @@ def test_what_reads_as_a_question_about_a_release():
         "what version first let subcommands be chained",
         "In which cobra version did fish completions ship?",
         "the release that introduced the state-machine matcher",
+        # a prerelease is a release: the bump that says "Beta.1" answers
+        "Which prerelease was the first to include the owner stack helper?",
+        "which v11 beta first supported streamed hydration?",
+        "in which pre-release did the scroll snap events land?",
+        "what release candidate dropped the UMD bundle",
     ):
         assert parse_query(text).release, text
     for text in (
