@@ -159,6 +159,91 @@ _NARROW_UNDONE = re.compile(
     re.IGNORECASE,
 )
 
+_TRAILER = re.compile(
+    r"^\s*(?:[A-Za-z][\w-]*-by|fixes|fixed|closes|closed|resolves|refs?|see|bug|issue|"
+    r"change-id|reviewed-on|pr-url|cherry-picked from[^:]*|related(?: to)?|follow-?up(?: to)?)"
+    r"\b[\s:]",
+    re.IGNORECASE,
+)
+_REFS_ONLY = re.compile(
+    r"^[\s(]*(?:(?:#\d+|https?://\S+|[\w.-]+/[\w.-]+#\d+|[0-9a-f]{7,40})[\s,.;)]*)+$"
+)
+_BULLET = re.compile(r"^\s*[*+-]\s+(.*)$")
+
+
+def _prose(body: str) -> str:
+    """What of a commit body is prose: no trailers, references, pasted blocks or squashed
+    subjects (a bullet of a few words with no full stop)."""
+    kept = []
+    fenced = False
+    for line in body.splitlines():
+        if line.strip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced or line.startswith(("    ", "\t")) or not line.strip():
+            continue
+        if _TRAILER.match(line) or _REFS_ONLY.match(line):
+            continue
+        bullet = _BULLET.match(line)
+        if (
+            bullet
+            and len(bullet.group(1).split()) <= 12
+            and not bullet.group(1).rstrip().endswith(".")
+        ):
+            continue
+        kept.append(line.strip())
+    return " ".join(kept)
+
+
+def _explaining_prose(chars: int) -> Callable[..., Any]:
+    async def explaining(db: Any, candidates: Any) -> set[int]:
+        seqs = [c.seq for c in candidates if c.kind == "git_commit"]
+        if not seqs:
+            return set()
+        rows = await db.fetchall(
+            "select seq, substr(body, length(title) + 1, 8000) from nodes where seq in "
+            "(select value from json_each(?))",
+            (json.dumps(seqs),),
+        )
+        return {int(seq) for seq, body in rows if len(_prose(body or "")) > chars}
+
+    return explaining
+
+
+_SENTENCE = re.compile(r"[^.?!]*\?")
+
+
+def _asked_sentence(mode: str) -> Callable[..., Any]:
+    """The vector arm with the question's asking sentences embedded beside the whole text,
+    each row at its nearer distance (``min``), or in place of it (``only``)."""
+    from nexusmem_core.retrieval import semantic
+
+    original = semantic.nearest
+
+    async def nearest(engine: Any, query: Any, limit: int, as_of: Any = None) -> Any:
+        asked = " ".join(m.group(0).strip() for m in _SENTENCE.finditer(query.text))
+        if not asked or len(asked) > 0.8 * len(query.text.strip()):
+            return await original(engine, query, limit, as_of)
+        from nexusmem_core.store import vectors
+
+        embedder = engine.embedder(for_query=True)
+        scan = await engine.db.beside()
+        whole, used, model = await original(engine, query, limit, as_of)
+        if used != "used":
+            return whole, used, model
+        (vector,) = await embedder.embed([asked])
+        depth = limit if as_of is None else limit * 4
+        part = await vectors.knn(scan, engine.project_id, vector, depth)
+        if mode == "only":
+            return part, used, model
+        best: dict[int, float] = {}
+        for seq, d in [*whole, *part]:
+            best[seq] = min(d, best.get(seq, d))
+        return sorted(best.items(), key=lambda x: x[1])[:depth], used, model
+
+    return nearest
+
+
 R = "nexusmem_core.retrieval"
 VARIANTS: dict[str, Callable[[], list[Patch]]] = {
     "default": list,
@@ -216,6 +301,15 @@ VARIANTS: dict[str, Callable[[], list[Patch]]] = {
     "body-2": lambda: _weights(4.0, 2.0, 0.5, 0.5),
     "title-3": lambda: _weights(3.0, 1.0, 0.5, 0.5),
     "names-0": lambda: _weights(4.0, 1.0, 0.5, 0.0),
+    # tried 2026-12-07 and not kept (docs/retrieval.md): the vector arm also embedding the
+    # question's asking sentences (hybrid only: run with --both), and a why-question's
+    # explaining commit judged by its body's prose alone (no trailers, references, pasted
+    # blocks or squashed subjects)
+    "asked-min": lambda: [(f"{R}.semantic", "nearest", _asked_sentence("min"))],
+    "asked-only": lambda: [(f"{R}.semantic", "nearest", _asked_sentence("only"))],
+    "explained-prose": lambda: [(f"{R}.search", "_explaining", _explaining_prose(80))],
+    "explained-prose-40": lambda: [(f"{R}.search", "_explaining", _explaining_prose(40))],
+    "explained-prose-160": lambda: [(f"{R}.search", "_explaining", _explaining_prose(160))],
 }
 
 
