@@ -95,7 +95,7 @@ _UNDONE = re.compile(
 )
 _RELEASE = re.compile(
     r"\b(?:(?:which|what|whose|first|in\s+which)\s+(?:\w+\s+){0,2}"
-    r"(?:(?:pre-?)?release|version|beta|alpha|rc|release\s+candidate)s?|"
+    r"(?:(?:pre-?)?release|version|beta|release\s+candidate|(?:alpha|rc)[.-]?\d+)s?|"
     r"(?:(?:pre-?)?release|version)\s+(?:\w+\s+)?(?:did|was|were|first|introduced|added|shipped|brought|"
     r"made|started|dropped|removed))\b",
     re.IGNORECASE,

@@ -500,12 +500,16 @@ def test_what_reads_as_a_question_about_a_release():
         "which v11 beta first supported streamed hydration?",
         "in which pre-release did the scroll snap events land?",
         "what release candidate dropped the UMD bundle",
+        "which rc2 restored the old default?",
     ):
         assert parse_query(text).release, text
     for text in (
         "why does the script read $BASH_VERSION rather than bash --version",
         "when was that corrected?",
         "was the completion script bundled into the Windows release archive?",
+        # an rc file and an alpha channel are not prereleases
+        "which rc file does the zsh hook get written to?",
+        "what alpha value does the overlay use?",
     ):
         assert not parse_query(text).release, text
 
